@@ -1,0 +1,26 @@
+/* commands.h: one entry point per `fpsim <command>`; each lives in cli/cmd_<command>.c.
+ * A command returns the process exit status: 0 success, 1 a failure while running (I/O,
+ * a mismatch found by verify), 2 bad usage or bad input (unknown name, malformed file). */
+#ifndef FPSIM_CLI_COMMANDS_H
+#define FPSIM_CLI_COMMANDS_H
+
+int cmd_formats(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
+int cmd_recipes(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_mismatch(int argc, char **argv);
+int cmd_gemm(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* Sub-commands of `fpsim bench` and `fpsim verify`, one file each (cli/bench_*.c, verify_*.c). */
+int bench_convert(int argc, char **argv);
+int bench_quantize(int argc, char **argv);
+int bench_replay(int argc, char **argv);
+int bench_gemm(int argc, char **argv);
+int verify_formats(int argc, char **argv);
+int verify_gemm(int argc, char **argv);
+
+#endif

@@ -1,0 +1,244 @@
+/* fpsim_block.h: block-scaled quantizers (MX, NVFP4, block FP8, per-tensor FP8), bit-exact.
+ *
+ * A scheme (fpsim_scheme) is plain data naming one implementation's complete rule: element format,
+ * block shape, scale rule, the order of FP32 operations, and what NaN/Inf/zero blocks do. Every
+ * [DIFF] point of docs/formats-spec.md sections 4-7 is a named value of one field. Schemes are
+ * written as text `NAME[:key=value,...]` (docs/quantizers.md lists every key and default):
+ *
+ *   NAME  mxfp8-e4m3 | mxfp8-e5m2 | mxfp6-e2m3 | mxfp6-e3m2 | mxfp4 | nvfp4 | fp8-block | fp8-tensor
+ *   rule  MX E8M0 scale rule: floor | ceil | even | rceil | rceil-sat | microxcaling | gfloat
+ *   nan   NaN inside a block: propagate (torch.amax) | ignore (fmaxf, TE)
+ *   chain NVFP4 operation order: te | torchao | torchao-cuda
+ *   tile  1x16 | 16x16 | 1x32 | 32x32 | 1x128 | 128x128 (must suit the kind)
+ *   scale block FP8 scale rule: te-pow2 | te-fp32 | deepgemm-fp32 | deepgemm-ue8m0
+ *   mode  per-tensor FP8: current | delayed | torchao
+ *   fmt   FP8 element format of fp8-block / fp8-tensor: e4m3 | e5m2
+ *   sr=0|1 rht=0|1 pow2=0|1 eps=FLOAT margin=INT history=INT algo=max|most_recent
+ *   cast  element conversion policy name of fpsim_formats (default: the emulated library's)
+ *
+ * Orientation. A quantized operand has its blocks along its LAST (stored) dimension, the K of the
+ * GEMM that consumes it. axis = FPSIM_AXIS_ROWS quantizes the rows x cols input as is (rowwise
+ * copy); FPSIM_AXIS_COLS quantizes its transpose (columnwise copy, stored cols x rows like TE's
+ * columnwise data), each copy from the high-precision input, never from the other copy. 2D tiles
+ * give columnwise codes and scales that are exact transposes of the rowwise ones. The dequantized
+ * tensor is always in the input's rows x cols shape.
+ *
+ * Library code: returns fpsim_status, never prints. */
+#ifndef FPSIM_BLOCK_H
+#define FPSIM_BLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fpsim_qstats.h"
+#include "fpsim_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum fpsim_scheme_kind {
+    FPSIM_KIND_MX = 0,     /* E8M0 scale per 32 (OCP MX v1.0) */
+    FPSIM_KIND_NVFP4,      /* E2M1, E4M3 scale per 16, FP32 global scale */
+    FPSIM_KIND_FP8_BLOCK,  /* FP8, FP32 scale per 1x128 / 128x128 (DeepSeek-V3, TE, NeMo RL) */
+    FPSIM_KIND_FP8_TENSOR, /* FP8, one FP32 scale per tensor */
+    FPSIM_KIND_COUNT
+} fpsim_scheme_kind;
+
+typedef enum fpsim_mx_rule {
+    FPSIM_MX_FLOOR = 0,     /* OCP / torchao FLOOR: exponent(amax) - emax */
+    FPSIM_MX_CEIL,          /* torchao CEIL */
+    FPSIM_MX_EVEN,          /* torchao EVEN: amax rounded to the element mantissa, then floor */
+    FPSIM_MX_RCEIL,         /* torchao RCEIL: ceil(amax * fp32(1/max)), non-satfinite E8M0 */
+    FPSIM_MX_RCEIL_SAT,     /* TE / cuBLAS: same with cvt.rp.satfinite (Inf amax -> 0xFE) */
+    FPSIM_MX_MICROXCALING,  /* microsoft/microxcaling: float log2f, round-half-away elements */
+    FPSIM_MX_GFLOAT,        /* graphcore gfloat: float64 log2, clip to [-127, 127] */
+    FPSIM_MX_RULE_COUNT
+} fpsim_mx_rule;
+
+typedef enum fpsim_nan_policy {
+    FPSIM_NAN_PROPAGATE = 0, /* a NaN in the block makes the block amax NaN (torch.amax) */
+    FPSIM_NAN_IGNORE         /* NaN elements are skipped by the amax (CUDA fmaxf, TE) */
+} fpsim_nan_policy;
+
+typedef enum fpsim_nvfp4_chain {
+    FPSIM_NVFP4_TE = 0,       /* TE core_nvfp4.cuh, formats-spec.md 5.2 */
+    FPSIM_NVFP4_TORCHAO,      /* torchao nvfp4_quantize on CPU: true FP32 divisions */
+    FPSIM_NVFP4_TORCHAO_CUDA, /* same on CUDA eager: tensor / python float = x * fp32(1/f) */
+    FPSIM_NVFP4_CHAIN_COUNT
+} fpsim_nvfp4_chain;
+
+typedef enum fpsim_fp8_block_scale {
+    FPSIM_FP8B_TE_POW2 = 0,   /* TE: 448/amax rounded down to 2^k (scale), scale_inv = 1/scale */
+    FPSIM_FP8B_TE_FP32,       /* TE with NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1 */
+    FPSIM_FP8B_DEEPGEMM_FP32, /* DeepGEMM / vLLM: sf = max(amax,1e-4)/448, x * (1/sf) */
+    FPSIM_FP8B_DEEPGEMM_UE8M0,/* DeepGEMM ceil_to_ue8m0(sf), bytes clamped to [1, 254] */
+    FPSIM_FP8B_SCALE_COUNT
+} fpsim_fp8_block_scale;
+
+typedef enum fpsim_tensor_mode {
+    FPSIM_TENSOR_CURRENT = 0, /* TE Float8CurrentScaling */
+    FPSIM_TENSOR_DELAYED,     /* TE DelayedScaling: scale from the amax history, used next call */
+    FPSIM_TENSOR_TORCHAO,     /* torchao float8 (torchtitan) tensorwise */
+    FPSIM_TENSOR_MODE_COUNT
+} fpsim_tensor_mode;
+
+typedef enum fpsim_amax_algo {
+    FPSIM_AMAX_MAX = 0,     /* max over the history window */
+    FPSIM_AMAX_MOST_RECENT  /* the last recorded amax */
+} fpsim_amax_algo;
+
+enum { FPSIM_AXIS_ROWS = 0, FPSIM_AXIS_COLS = 1 };
+
+#define FPSIM_SCHEME_TEXT_MAX 256
+#define FPSIM_CAST_NAME_MAX 24
+
+/* One block-scaled quantizer, as plain data. Fill with fpsim_scheme_parse (or
+ * fpsim_scheme_default + edits); fields not used by the kind are ignored. */
+typedef struct fpsim_scheme {
+    uint8_t kind;        /* fpsim_scheme_kind */
+    uint8_t elem;        /* fpsim_format_id of the elements */
+    uint8_t rule;        /* fpsim_mx_rule (MX) */
+    uint8_t nan;         /* fpsim_nan_policy */
+    uint8_t chain;       /* fpsim_nvfp4_chain (NVFP4) */
+    uint8_t scale;       /* fpsim_fp8_block_scale (fp8-block) */
+    uint8_t mode;        /* fpsim_tensor_mode (fp8-tensor) */
+    uint8_t algo;        /* fpsim_amax_algo (delayed) */
+    uint8_t sr;          /* NVFP4: stochastic rounding of elements (TE byte-per-element) */
+    uint8_t rht;         /* NVFP4: 16-point random Hadamard transform on columnwise copies */
+    uint8_t pow2;        /* fp8-tensor current/torchao: power-of-two scale */
+    uint16_t tile_rows;  /* block shape over the stored operand: 1 x N or N x N */
+    uint16_t tile_cols;
+    int32_t margin;      /* delayed: scale = (max * 2^-margin) / amax */
+    int32_t history;     /* delayed: amax history length */
+    float eps;           /* amax floor (TE amax_epsilon; DeepGEMM 1e-4; torchao float8 1e-12) */
+    char cast[FPSIM_CAST_NAME_MAX]; /* element policy for fpsim_spec_make ("" = the default) */
+} fpsim_scheme;
+
+/* Defaults of a scheme NAME (see fpsim_scheme_parse). */
+fpsim_status fpsim_scheme_default(fpsim_scheme *out, const char *name);
+/* Parse `NAME[:key=value,...]`; unknown names/keys/values -> FPSIM_ENAME/FPSIM_EINVAL with a
+ * message listing the valid ones; combinations the kind cannot take -> FPSIM_EINVAL. */
+fpsim_status fpsim_scheme_parse(fpsim_scheme *out, const char *text);
+/* Canonical text with every key that decides bits (parses back to an equal scheme). */
+fpsim_status fpsim_scheme_format(char *buf, size_t cap, const fpsim_scheme *s);
+/* The scheme NAMEs in order; *count receives their number. */
+const char *const *fpsim_scheme_names(size_t *count);
+/* Line i (0 <= i < count) of the --list text: "NAME  canonical-defaults  description". */
+fpsim_status fpsim_scheme_list(size_t i, char *buf, size_t cap);
+/* Short name of an enum value for outputs ("rceil-sat", "torchao-cuda", ...). */
+const char *fpsim_mx_rule_name(int rule);
+const char *fpsim_nvfp4_chain_name(int chain);
+const char *fpsim_fp8_block_scale_name(int scale);
+const char *fpsim_tensor_mode_name(int mode);
+/* Elements per block along the stored last dim (tile_cols) and rows per tile (tile_rows). */
+int fpsim_scheme_is_2d(const fpsim_scheme *s);
+
+/* Options of one quantize call (NULL = defaults: rows, seed 0, stream 0, all outputs, threads
+ * from fpsim_threads_default(), amax computed). */
+enum {
+    FPSIM_QWANT_DEQUANT = 1u << 0, /* fill dequant (input shape, float32) */
+    FPSIM_QWANT_STATS = 1u << 1,   /* fill stats */
+    FPSIM_QWANT_CUBLAS = 1u << 2,  /* fill the cuBLAS-layout scale copy */
+    FPSIM_QWANT_ALL = 7u
+};
+typedef struct fpsim_qopts {
+    int axis;             /* FPSIM_AXIS_ROWS | FPSIM_AXIS_COLS */
+    uint64_t seed;        /* SR: Philox key */
+    uint32_t stream;      /* SR: tensor/stream id (Philox counter word 2) */
+    unsigned want;        /* FPSIM_QWANT_* */
+    int threads;          /* <= 0: fpsim_threads_default() */
+    int input_bf16;       /* the float input holds BF16 values (checked: FPSIM_EDATA if not) */
+    int global_amax_given;/* use global_amax instead of computing it (NVFP4 / per-tensor; e.g.
+                             after an all-reduce across ranks, or TE's post-RHT amax) */
+    float global_amax;
+} fpsim_qopts;
+void fpsim_qopts_default(fpsim_qopts *o);
+
+/* A quantized operand. Buffers are owned by the struct: fpsim_block_quantize (re)allocates them
+ * as the shape requires; fpsim_qtensor_free releases them. Zero-initialize before first use. */
+typedef struct fpsim_qtensor {
+    fpsim_scheme scheme;  /* the scheme that produced it */
+    int axis;             /* FPSIM_AXIS_* used */
+    size_t rows, cols;    /* input (high-precision) shape */
+    size_t qrows, qcols;  /* stored operand: rows x cols, or cols x rows for FPSIM_AXIS_COLS */
+    /* Element codes, qrows x code_stride bytes. FP4: two per byte, even element in the low nibble
+     * (code_stride = ceil(qcols/2)); every other format one code per byte. */
+    uint8_t *codes;
+    size_t code_stride;
+    /* Plain scale grid over the stored operand, row-major srows x scols (one per block;
+     * 2D tiles: one per tile). Partial blocks at the edges are zero-padded. */
+    size_t srows, scols;
+    uint8_t *scale_codes; /* MX: E8M0, NVFP4: E4M3; NULL for the FP8 kinds */
+    float *scale_inv;     /* dequantization multiplier of every block as FP32: MX 2^(e-127),
+                             NVFP4 the decoded E4M3 block scale (global scale not included),
+                             FP8 the stored scale_inv / sf (what cuBLAS consumes) */
+    /* cuBLAS-layout copy (FPSIM_QWANT_CUBLAS): MX / NVFP4 128x4 swizzle of scale_codes
+     * (cublas_rows x cublas_cols bytes, padding 0); block FP8 VEC128_32F (1x128 tiles: stored as
+     * ceil(qcols/128) x qrows padded to 4) or BLK128x128_32F (ceil(qrows/128) x ceil(qcols/128)
+     * padded to 4) of scale_inv, padding 0. */
+    size_t cublas_rows, cublas_cols;
+    uint8_t *cublas_codes; /* MX / NVFP4 */
+    float *cublas_f32;     /* block FP8 */
+    /* Per-tensor values. NVFP4: global_amax, s_enc = 2688/amax (TE) and global_scale = the
+     * per-tensor dequantization factor (TE S_dec = 1/S_enc; torchao per_tensor_scale).
+     * fp8-tensor: tensor_scale = multiplier applied before the cast, global_scale = scale_inv. */
+    float global_amax;
+    float s_enc;
+    float global_scale;
+    float tensor_scale;
+    float *dequant;       /* rows x cols (input shape), float32; NULL unless wanted */
+    fpsim_qstats stats;   /* filled when FPSIM_QWANT_STATS */
+    size_t cap_codes, cap_scales, cap_cublas, cap_dequant; /* allocation sizes (internal) */
+} fpsim_qtensor;
+
+void fpsim_qtensor_free(fpsim_qtensor *t);
+/* Code of stored element (i, j) of a quantized operand (unpacks FP4). */
+uint32_t fpsim_qtensor_code(const fpsim_qtensor *t, size_t i, size_t j);
+
+/* Stateless quantization of a rows x cols float32 tensor (row-major). For fp8-tensor delayed
+ * scaling this uses a fresh state (scale 1.0); use fpsim_quantizer for steps. */
+fpsim_status fpsim_block_quantize(fpsim_qtensor *out, const fpsim_scheme *s, const float *x,
+                                  size_t rows, size_t cols, const fpsim_qopts *opt);
+/* Same from BF16 bits (exact upcast, input_bf16 implied). */
+fpsim_status fpsim_block_quantize_bf16(fpsim_qtensor *out, const fpsim_scheme *s,
+                                       const uint16_t *x, size_t rows, size_t cols,
+                                       const fpsim_qopts *opt);
+
+/* A quantizer with state across calls: TE DelayedScaling keeps its amax history and the scale
+ * computed after each call for the NEXT call. Other kinds are stateless through it. */
+typedef struct fpsim_quantizer {
+    fpsim_scheme scheme;
+    float scale;          /* delayed: scale used by the next call (initially 1.0) */
+    float *amax_history;  /* history[0] = slot the next call records into; length scheme.history */
+    int32_t history_len;
+    uint64_t steps;       /* calls so far */
+} fpsim_quantizer;
+
+fpsim_status fpsim_quantizer_init(fpsim_quantizer *q, const fpsim_scheme *s);
+void fpsim_quantizer_free(fpsim_quantizer *q);
+/* Quantize with the current state, then (delayed) record the amax and update the scale. */
+fpsim_status fpsim_quantizer_quantize(fpsim_quantizer *q, fpsim_qtensor *out, const float *x,
+                                      size_t rows, size_t cols, const fpsim_qopts *opt);
+
+/* Building blocks exposed for tests and for the GPU mirror. */
+
+/* E8M0 code of an MX block from its amax (|amax| bits: NaN, Inf, 0 allowed) under `rule`, for
+ * elements of format elem. */
+uint8_t fpsim_mx_scale_code(float amax, int rule, int elem);
+/* FP32 reciprocal 2^(127-e) of an E8M0 code, built from bits (254 -> subnormal 0x00400000,
+ * 255 -> NaN), as torchao _e8m0_scale_to_reciprocal_fp32 / TE ptx::exp2f_rcp. */
+float fpsim_e8m0_reciprocal(uint8_t e);
+float fpsim_e8m0_value(uint8_t e); /* 2^(e-127); 0 -> 2^-127 (subnormal), 255 -> NaN */
+
+/* 16-point RHT of one vector, TE / torchao sign vector, 0.25 normalization; y rounded to BF16
+ * (returned as float holding a BF16 value). x and y may alias. */
+void fpsim_rht16(float y[16], const float x[16]);
+/* Swizzled offset of scale (r, c) in the cuBLAS 128x4 layout of a grid with `scols` columns
+ * (padded to 4). */
+size_t fpsim_cublas_swizzle_offset(size_t r, size_t c, size_t scols);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,152 @@
+/* numerics_plain.c: the two plain engines (fp64 reference, fp32) and the shared rounding helpers.
+ *
+ * Determinism: OpenBLAS (0.3.21 here) threads its level-3 GEMMs by partitioning M and N only;
+ * every element's K-reduction runs in one thread in the same kernel order, so dgemm and sgemm
+ * return the same bits on 1 and 2 threads (checked for every GEMM shape and transpose of the
+ * default model, and tested in tests/model/test_model_numerics.c). The bits do depend on the
+ * kernel OpenBLAS picks for the CPU (DYNAMIC_ARCH): the same machine type gives the same bits. */
+#include <cblas.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fpsim_numerics.h"
+
+static const char *const site_names[FPSIM_SITE_COUNT] = {"qkv", "attn_out", "gate_up", "down",
+                                                         "lm_head"};
+static const char *const pass_names[FPSIM_PASS_COUNT] = {"fprop", "dgrad", "wgrad"};
+static const char *const role_names[FPSIM_ROLE_COUNT] = {"weight", "activation", "grad"};
+static const char *const act_names[FPSIM_ACT_COUNT] = {"fp64", "fp32", "bf16"};
+
+const char *fpsim_site_name(int site) {
+    return site >= 0 && site < FPSIM_SITE_COUNT ? site_names[site] : NULL;
+}
+const char *fpsim_pass_name(int pass) {
+    return pass >= 0 && pass < FPSIM_PASS_COUNT ? pass_names[pass] : NULL;
+}
+const char *fpsim_role_name(int role) {
+    return role >= 0 && role < FPSIM_ROLE_COUNT ? role_names[role] : NULL;
+}
+const char *fpsim_act_round_name(int act_round) {
+    return act_round >= 0 && act_round < FPSIM_ACT_COUNT ? act_names[act_round] : NULL;
+}
+
+/* Double -> float is correctly rounded (RNE, IEEE 754 convertFormat) in C on SSE2 hardware,
+ * with -fexcess-precision=standard so that the float is not kept wider. */
+double fpsim_f64_round_f32(double x) {
+    volatile float f = (float)x;
+    return (double)f;
+}
+
+/* Double -> bfloat16 value, rounded once (not via float: that would round twice).
+ * bfloat16 has float32's exponent range and 8 significant bits, so the quantum of x is
+ * 2^(max(e, -126) - 7), e = floor(log2|x|); x / quantum is exact (a power-of-two scaling that
+ * stays in double range), rint() rounds it to an integer with ties to even (default rounding
+ * mode), and scaling back is exact. The largest finite bfloat16 is (2 - 2^-7) * 2^127; a result
+ * above it is the rounding of a value at or past the overflow threshold, hence +-Inf
+ * (PyTorch's c10::BFloat16 round_to_nearest_even behaves the same). */
+double fpsim_f64_round_bf16(double x) {
+    if (x == 0.0 || !isfinite(x)) return x;
+    int e = ilogb(x);
+    if (e < -126) e = -126;
+    double r = ldexp(rint(ldexp(x, 7 - e)), e - 7);
+    const double bf16_max = ldexp(255.0, 120); /* 0x7F7F: (2 - 2^-7) * 2^127 */
+    if (fabs(r) > bf16_max) return copysign(INFINITY, x);
+    return r;
+}
+
+void fpsim_act_round_array(double *x, size_t n, int act_round) {
+    if (act_round == FPSIM_ACT_FP32) {
+        for (size_t i = 0; i < n; i++) x[i] = (double)(float)x[i];
+    } else if (act_round == FPSIM_ACT_BF16) {
+        for (size_t i = 0; i < n; i++) x[i] = fpsim_f64_round_bf16(x[i]);
+    }
+}
+
+int fpsim_numerics_act_round(const fpsim_numerics *nx, int layer) {
+    if (nx->act_round_at) return nx->act_round_at(nx->ctx, layer);
+    return nx->act_round;
+}
+
+fpsim_status fpsim_gemm_call_check(const fpsim_gemm_call *c) {
+    if (!c || !c->a.data || !c->b.data || !c->c)
+        return fpsim_fail(FPSIM_EINVAL, "gemm call: missing operand or output pointer");
+    if (c->M == 0 || c->N == 0 || c->K == 0)
+        return fpsim_fail(FPSIM_ESHAPE, "gemm call: empty shape M=%zu N=%zu K=%zu", c->M, c->N,
+                          c->K);
+    size_t a_cols = c->a.trans ? c->M : c->K;
+    size_t b_cols = c->b.trans ? c->K : c->N;
+    if (c->a.ld < a_cols)
+        return fpsim_fail(FPSIM_ESHAPE, "gemm call: A's ld %zu < %zu stored columns", c->a.ld,
+                          a_cols);
+    if (c->b.ld < b_cols)
+        return fpsim_fail(FPSIM_ESHAPE, "gemm call: B's ld %zu < %zu stored columns", c->b.ld,
+                          b_cols);
+    if (c->ldc < c->N)
+        return fpsim_fail(FPSIM_ESHAPE, "gemm call: ldc %zu < N %zu", c->ldc, c->N);
+    if ((unsigned)c->site >= FPSIM_SITE_COUNT || (unsigned)c->pass >= FPSIM_PASS_COUNT)
+        return fpsim_fail(FPSIM_EINVAL, "gemm call: site %d or pass %d out of range", c->site,
+                          c->pass);
+    return FPSIM_OK;
+}
+
+static fpsim_status plain_gemm_fp64(void *ctx, const fpsim_gemm_call *c) {
+    (void)ctx;
+    fpsim_status st = fpsim_gemm_call_check(c);
+    if (st) return st;
+    cblas_dgemm(CblasRowMajor, c->a.trans ? CblasTrans : CblasNoTrans,
+                c->b.trans ? CblasTrans : CblasNoTrans, (int)c->M, (int)c->N, (int)c->K, 1.0,
+                c->a.data, (int)c->a.ld, c->b.data, (int)c->b.ld, c->accumulate ? 1.0 : 0.0, c->c,
+                (int)c->ldc);
+    return FPSIM_OK;
+}
+
+/* Copy a stored rows x cols operand (row stride ld) into a dense float matrix, rounding RNE. */
+static void pack_f32(float *dst, const double *src, size_t rows, size_t cols, size_t ld) {
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++) dst[i * cols + j] = (float)src[i * ld + j];
+}
+
+static fpsim_status plain_gemm_fp32(void *ctx, const fpsim_gemm_call *c) {
+    (void)ctx;
+    fpsim_status st = fpsim_gemm_call_check(c);
+    if (st) return st;
+    size_t a_rows = c->a.trans ? c->K : c->M, a_cols = c->a.trans ? c->M : c->K;
+    size_t b_rows = c->b.trans ? c->N : c->K, b_cols = c->b.trans ? c->K : c->N;
+    float *a = malloc(sizeof(float) * a_rows * a_cols);
+    float *b = malloc(sizeof(float) * b_rows * b_cols);
+    float *p = malloc(sizeof(float) * c->M * c->N);
+    if (!a || !b || !p) {
+        free(a), free(b), free(p);
+        return fpsim_fail(FPSIM_ENOMEM, "fp32 gemm: no memory for %zux%zux%zu operands", c->M,
+                          c->N, c->K);
+    }
+    pack_f32(a, c->a.data, a_rows, a_cols, c->a.ld);
+    pack_f32(b, c->b.data, b_rows, b_cols, c->b.ld);
+    cblas_sgemm(CblasRowMajor, c->a.trans ? CblasTrans : CblasNoTrans,
+                c->b.trans ? CblasTrans : CblasNoTrans, (int)c->M, (int)c->N, (int)c->K, 1.0f, a,
+                (int)a_cols, b, (int)b_cols, 0.0f, p, (int)c->N);
+    for (size_t i = 0; i < c->M; i++) {
+        double *row = c->c + i * c->ldc;
+        const float *prow = p + i * c->N;
+        if (c->accumulate) {
+            /* an FP32 gradient buffer: the sum of two floats, rounded to float */
+            for (size_t j = 0; j < c->N; j++) row[j] = (double)((float)row[j] + prow[j]);
+        } else {
+            for (size_t j = 0; j < c->N; j++) row[j] = (double)prow[j];
+        }
+    }
+    free(a), free(b), free(p);
+    return FPSIM_OK;
+}
+
+fpsim_numerics fpsim_numerics_fp64(void) {
+    fpsim_numerics nx = {"fp64", NULL, plain_gemm_fp64, FPSIM_ACT_FP64, NULL};
+    return nx;
+}
+
+fpsim_numerics fpsim_numerics_fp32(void) {
+    fpsim_numerics nx = {"fp32", NULL, plain_gemm_fp32, FPSIM_ACT_FP32, NULL};
+    return nx;
+}

@@ -1,0 +1,155 @@
+/* h5_file.c: HDF5 output files (temporary name, then rename), input files, groups, provenance. */
+#include "fpsim_h5.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fpsim_file.h"
+
+#ifndef FPSIM_VERSION
+#define FPSIM_VERSION "unknown"
+#endif
+#ifndef FPSIM_GIT_COMMIT
+#define FPSIM_GIT_COMMIT "unknown"
+#endif
+
+size_t fpsim_h5_type_size(fpsim_h5_type type)
+{
+    static const size_t sizes[FPSIM_H5_TYPE_COUNT] = {4, 8, 2, 1, 2, 4, 4, 8, 8};
+    return (unsigned)type < FPSIM_H5_TYPE_COUNT ? sizes[type] : 0;
+}
+
+const char *fpsim_h5_type_name(fpsim_h5_type type)
+{
+    static const char *const names[FPSIM_H5_TYPE_COUNT] = {"f32", "f64", "bf16", "u8", "u16",
+                                                           "i32", "u32", "i64", "u64"};
+    return (unsigned)type < FPSIM_H5_TYPE_COUNT ? names[type] : "?";
+}
+
+static fpsim_status create_quietly(fpsim_h5_file *f, const char *path)
+{
+    fpsim_status st = fpsim_file_temp_name(f->tmp, sizeof f->tmp, path);
+    if (st) return st;
+    /* fopen first: it says why a path cannot be created (errno), which H5Fcreate does not. */
+    FILE *probe = fopen(f->tmp, "wb");
+    if (!probe) return fpsim_fail(FPSIM_EIO, "cannot write '%s': %s", path, strerror(errno));
+    fclose(probe);
+    /* CLOSE_STRONG: commit closes every object still open in the file before the rename. */
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
+        if (fapl >= 0) H5Pclose(fapl);
+        remove(f->tmp);
+        return fpsim_fail(FPSIM_EIO, "cannot set up HDF5 file access for '%s'", path);
+    }
+    f->id = H5Fcreate(f->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    H5Pclose(fapl);
+    if (f->id < 0) {
+        remove(f->tmp);
+        return fpsim_fail(FPSIM_EIO, "cannot create HDF5 file '%s'", path);
+    }
+    return FPSIM_OK;
+}
+
+fpsim_status fpsim_h5_create(fpsim_h5_file *f, const char *path)
+{
+    f->id = H5I_INVALID_HID;
+    f->tmp[0] = '\0';
+    if (strlen(path) >= sizeof f->path)
+        return fpsim_fail(FPSIM_EINVAL, "output path '%.64s...' is too long", path);
+    strcpy(f->path, path);
+    fpsim_status st;
+    H5E_BEGIN_TRY { st = create_quietly(f, path); } H5E_END_TRY;
+    if (st) f->tmp[0] = '\0';
+    return st;
+}
+
+fpsim_status fpsim_h5_commit(fpsim_h5_file *f)
+{
+    herr_t flushed, closed;
+    H5E_BEGIN_TRY {
+        flushed = H5Fflush(f->id, H5F_SCOPE_GLOBAL);
+        closed = H5Fclose(f->id);
+    } H5E_END_TRY;
+    f->id = H5I_INVALID_HID;
+    if (flushed < 0 || closed < 0) {
+        fpsim_file_discard(f->tmp);
+        f->tmp[0] = '\0';
+        return fpsim_fail(FPSIM_EIO, "cannot finish writing '%s' (disk full?)", f->path);
+    }
+    fpsim_status st = fpsim_file_commit(f->tmp, f->path);
+    f->tmp[0] = '\0';
+    return st;
+}
+
+void fpsim_h5_discard(fpsim_h5_file *f)
+{
+    if (f->id >= 0) {
+        H5E_BEGIN_TRY { H5Fclose(f->id); } H5E_END_TRY;
+        f->id = H5I_INVALID_HID;
+    }
+    fpsim_file_discard(f->tmp);
+    f->tmp[0] = '\0';
+}
+
+/* The date of the run, UTC; SOURCE_DATE_EPOCH (reproducible-builds convention) overrides the
+ * clock so that tests and archived runs can produce byte-identical files. */
+static void utc_date(char *out, size_t cap)
+{
+    time_t now = time(NULL);
+    const char *epoch = getenv("SOURCE_DATE_EPOCH");
+    if (epoch && *epoch) {
+        char *end;
+        long long v = strtoll(epoch, &end, 10);
+        if (!*end) now = (time_t)v;
+    }
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+fpsim_status fpsim_h5_write_provenance(hid_t file, const char *command_line, uint64_t seed)
+{
+    char date[32];
+    utc_date(date, sizeof date);
+    fpsim_status st = fpsim_h5_attr_string(file, "fpsim_version", FPSIM_VERSION);
+    if (!st) st = fpsim_h5_attr_string(file, "git_commit", FPSIM_GIT_COMMIT);
+    if (!st) st = fpsim_h5_attr_string(file, "command_line", command_line ? command_line : "");
+    if (!st) st = fpsim_h5_attr_uint64(file, "seed", seed);
+    if (!st) st = fpsim_h5_attr_string(file, "date", date);
+    return st;
+}
+
+static fpsim_status open_quietly(hid_t *out, const char *path)
+{
+    if (access(path, R_OK) != 0) return fpsim_fail(FPSIM_EIO, "cannot read '%s': %s", path, strerror(errno));
+    if (H5Fis_hdf5(path) <= 0) return fpsim_fail(FPSIM_EFORMAT, "'%s' is not an HDF5 file", path);
+    *out = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (*out < 0) return fpsim_fail(FPSIM_EFORMAT, "cannot open HDF5 file '%s' (truncated or damaged)", path);
+    return FPSIM_OK;
+}
+
+fpsim_status fpsim_h5_open_read(hid_t *out, const char *path)
+{
+    fpsim_status st;
+    *out = H5I_INVALID_HID;
+    H5E_BEGIN_TRY { st = open_quietly(out, path); } H5E_END_TRY;
+    return st;
+}
+
+fpsim_status fpsim_h5_group_create(hid_t *out, hid_t loc, const char *name)
+{
+    hid_t lcpl, g = H5I_INVALID_HID;
+    H5E_BEGIN_TRY {
+        lcpl = H5Pcreate(H5P_LINK_CREATE);
+        if (lcpl >= 0 && H5Pset_create_intermediate_group(lcpl, 1) >= 0)
+            g = H5Gcreate2(loc, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+        if (lcpl >= 0) H5Pclose(lcpl);
+    } H5E_END_TRY;
+    *out = g;
+    if (g < 0) return fpsim_fail(FPSIM_EIO, "cannot create HDF5 group '%s' (exists already?)", name);
+    return FPSIM_OK;
+}

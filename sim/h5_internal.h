@@ -1,0 +1,15 @@
+/* h5_internal.h: helpers shared by the sim/h5_*.c files (not part of the public API). */
+#ifndef FPSIM_H5_INTERNAL_H
+#define FPSIM_H5_INTERNAL_H
+
+#include <hdf5.h>
+
+#include "fpsim_h5.h"
+
+/* The little-endian file type / native memory type of a type (H5I_INVALID_HID for BF16). */
+hid_t fpsim_h5_file_type(fpsim_h5_type type);
+hid_t fpsim_h5_mem_type(fpsim_h5_type type);
+/* A new variable-length UTF-8 string type (close with H5Tclose). */
+hid_t fpsim_h5_vlen_string_type(void);
+
+#endif

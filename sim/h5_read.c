@@ -1,0 +1,234 @@
+/* h5_read.c: reading attributes, and the 2-D float tensors fpsim takes as input. */
+#include "fpsim_h5.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h5_internal.h"
+
+/* ---- attributes ---- */
+
+static hid_t attr_open(hid_t loc, const char *path, const char *name)
+{
+    hid_t a;
+    H5E_BEGIN_TRY { a = H5Aopen_by_name(loc, path, name, H5P_DEFAULT, H5P_DEFAULT); } H5E_END_TRY;
+    return a;
+}
+
+fpsim_status fpsim_h5_read_attr_string(hid_t loc, const char *path, const char *name, char *out,
+                                       size_t cap)
+{
+    hid_t a = attr_open(loc, path, name);
+    if (a < 0) return fpsim_fail(FPSIM_EFORMAT, "no attribute '%s' on '%s'", name, path);
+    fpsim_status st = FPSIM_OK;
+    H5E_BEGIN_TRY {
+        hid_t t = H5Aget_type(a);
+        if (t < 0 || H5Tget_class(t) != H5T_STRING) {
+            st = fpsim_fail(FPSIM_EFORMAT, "attribute '%s' on '%s' is not a string", name, path);
+        } else if (H5Tis_variable_str(t) > 0) {
+            hid_t mt = fpsim_h5_vlen_string_type();
+            char *s = NULL;
+            if (H5Aread(a, mt, &s) < 0 || !s) {
+                st = fpsim_fail(FPSIM_EFORMAT, "cannot read attribute '%s' on '%s'", name, path);
+            } else {
+                snprintf(out, cap, "%s", s);
+                H5free_memory(s);
+            }
+            H5Tclose(mt);
+        } else {
+            size_t size = H5Tget_size(t);
+            char *buf = calloc(size + 1, 1);
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            H5Tset_size(mt, size);
+            if (!buf) st = fpsim_fail(FPSIM_ENOMEM, "out of memory reading attribute '%s'", name);
+            else if (H5Aread(a, mt, buf) < 0)
+                st = fpsim_fail(FPSIM_EFORMAT, "cannot read attribute '%s' on '%s'", name, path);
+            else
+                snprintf(out, cap, "%s", buf);
+            free(buf);
+            H5Tclose(mt);
+        }
+        if (t >= 0) H5Tclose(t);
+        H5Aclose(a);
+    } H5E_END_TRY;
+    return st;
+}
+
+static fpsim_status read_attr_number(hid_t loc, const char *path, const char *name, hid_t mem_type,
+                                     void *out)
+{
+    hid_t a = attr_open(loc, path, name);
+    if (a < 0) return fpsim_fail(FPSIM_EFORMAT, "no attribute '%s' on '%s'", name, path);
+    fpsim_status st = FPSIM_OK;
+    H5E_BEGIN_TRY {
+        hid_t t = H5Aget_type(a);
+        hid_t space = H5Aget_space(a);
+        H5T_class_t cls = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+        if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+            st = fpsim_fail(FPSIM_EFORMAT, "attribute '%s' on '%s' is not a number", name, path);
+        else if (H5Sget_simple_extent_npoints(space) != 1)
+            st = fpsim_fail(FPSIM_EFORMAT, "attribute '%s' on '%s' is not a scalar", name, path);
+        else if (H5Aread(a, mem_type, out) < 0)
+            st = fpsim_fail(FPSIM_EFORMAT, "cannot read attribute '%s' on '%s'", name, path);
+        if (space >= 0) H5Sclose(space);
+        if (t >= 0) H5Tclose(t);
+        H5Aclose(a);
+    } H5E_END_TRY;
+    return st;
+}
+
+fpsim_status fpsim_h5_read_attr_double(hid_t loc, const char *path, const char *name, double *out)
+{
+    return read_attr_number(loc, path, name, H5T_NATIVE_DOUBLE, out);
+}
+
+fpsim_status fpsim_h5_read_attr_int64(hid_t loc, const char *path, const char *name, int64_t *out)
+{
+    return read_attr_number(loc, path, name, H5T_NATIVE_INT64, out);
+}
+
+/* ---- 2-D float matrices ---- */
+
+/* Collect the root's link names into a short list for "no dataset X; it has: a, b, c". */
+struct name_list {
+    char text[512];
+    size_t len;
+};
+
+static herr_t collect_name(hid_t group, const char *name, const H5L_info_t *info, void *data)
+{
+    (void)group;
+    (void)info;
+    struct name_list *list = data;
+    int n = snprintf(list->text + list->len, sizeof list->text - list->len, "%s%s",
+                     list->len ? ", " : "", name);
+    if (n < 0 || (size_t)n >= sizeof list->text - list->len) return 1; /* full: stop */
+    list->len += (size_t)n;
+    return 0;
+}
+
+/* How a stored float type is to be read: its fpsim type, or FPSIM_H5_TYPE_COUNT if unsupported
+ * (then `why` names the stored type). IEEE layouts are checked field by field, so that e.g. a
+ * 16-bit IEEE half is not taken for bfloat16. */
+static fpsim_h5_type classify(hid_t dset, hid_t t, char *why, size_t cap)
+{
+    H5T_class_t cls = H5Tget_class(t);
+    size_t size = H5Tget_size(t);
+    if (cls == H5T_FLOAT) {
+        size_t spos, epos, esize, mpos, msize;
+        if (H5Tget_fields(t, &spos, &epos, &esize, &mpos, &msize) < 0) {
+            snprintf(why, cap, "an unreadable float type");
+            return FPSIM_H5_TYPE_COUNT;
+        }
+        if (size == 4 && esize == 8 && msize == 23 && spos == 31) return FPSIM_H5_F32;
+        if (size == 8 && esize == 11 && msize == 52 && spos == 63) return FPSIM_H5_F64;
+        if (size == 2 && esize == 8 && msize == 7 && spos == 15) return FPSIM_H5_BF16;
+        if (size == 2 && esize == 5 && msize == 10) snprintf(why, cap, "dtype float16");
+        else snprintf(why, cap, "a %zu-byte float type (%zu exponent, %zu mantissa bits)", size, esize, msize);
+        return FPSIM_H5_TYPE_COUNT;
+    }
+    if (cls == H5T_INTEGER) {
+        /* bfloat16 saved as its bits (numpy has no bfloat16): uint16 tagged dtype="bfloat16". */
+        char tag[32] = "";
+        if (size == 2 && H5Tget_sign(t) == H5T_SGN_NONE &&
+            fpsim_h5_read_attr_string(dset, ".", "dtype", tag, sizeof tag) == FPSIM_OK &&
+            (!strcmp(tag, "bfloat16") || !strcmp(tag, "bf16")))
+            return FPSIM_H5_BF16;
+        snprintf(why, cap, "integer dtype (%s%zu)", H5Tget_sign(t) == H5T_SGN_NONE ? "uint" : "int", 8 * size);
+        return FPSIM_H5_TYPE_COUNT;
+    }
+    static const char *const class_names[] = {"integer", "float", "time", "string", "bitfield",
+                                               "opaque", "compound", "reference", "enum",
+                                               "variable-length", "array"};
+    snprintf(why, cap, "dtype class %s", (cls >= 0 && cls < 11) ? class_names[cls] : "unknown");
+    return FPSIM_H5_TYPE_COUNT;
+}
+
+static fpsim_status read_matrix(fpsim_h5_matrix *out, hid_t file, const char *path, const char *name)
+{
+    fpsim_status st = FPSIM_OK;
+    hid_t dset = H5I_INVALID_HID, space = H5I_INVALID_HID, t = H5I_INVALID_HID, mt = H5I_INVALID_HID;
+
+    if (H5Lexists(file, name, H5P_DEFAULT) <= 0) {
+        struct name_list list = {.text = "", .len = 0};
+        hsize_t idx = 0;
+        H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_name, &list);
+        return fpsim_fail(FPSIM_EFORMAT, "'%s' has no dataset '%s' (root holds: %s)", path, name,
+                          list.len ? list.text : "nothing");
+    }
+    dset = H5Dopen2(file, name, H5P_DEFAULT);
+    if (dset < 0) return fpsim_fail(FPSIM_EFORMAT, "'%s' in '%s' is not a dataset", name, path);
+
+    space = H5Dget_space(dset);
+    int rank = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    hsize_t dims[32];
+    if (rank < 0 || rank > 32) {
+        st = fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s' has an unreadable shape", name, path);
+        goto done;
+    }
+    H5Sget_simple_extent_dims(space, dims, NULL);
+    if (rank != 2) {
+        st = fpsim_fail(FPSIM_ESHAPE, "dataset '%s' in '%s' has rank %d; a 2-D tensor is needed", name, path, rank);
+        goto done;
+    }
+
+    t = H5Dget_type(dset);
+    char why[96] = "";
+    fpsim_h5_type type = t >= 0 ? classify(dset, t, why, sizeof why) : FPSIM_H5_TYPE_COUNT;
+    if (type == FPSIM_H5_TYPE_COUNT) {
+        st = fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s' has %s; fpsim reads float32, float64 or bfloat16",
+                        name, path, why[0] ? why : "an unknown type");
+        goto done;
+    }
+
+    size_t esize = fpsim_h5_type_size(type);
+    if (dims[1] && dims[0] > SIZE_MAX / esize / dims[1]) {
+        st = fpsim_fail(FPSIM_ESHAPE, "dataset '%s' in '%s' is too large", name, path);
+        goto done;
+    }
+    size_t count = (size_t)dims[0] * (size_t)dims[1];
+    void *data = malloc(count ? count * esize : 1);
+    if (!data) {
+        st = fpsim_fail(FPSIM_ENOMEM, "out of memory for dataset '%s' (%zu elements)", name, count);
+        goto done;
+    }
+    /* Memory types equal to the stored layout in native byte order: no value conversion.
+     * bfloat16 as float: the stored type itself in little-endian order (its bits unchanged);
+     * as tagged uint16: native uint16. */
+    if (type == FPSIM_H5_BF16 && H5Tget_class(t) == H5T_FLOAT) {
+        mt = H5Tcopy(t);
+        H5Tset_order(mt, H5T_ORDER_LE);
+    } else {
+        mt = H5Tcopy(type == FPSIM_H5_BF16 ? H5T_NATIVE_UINT16 : fpsim_h5_mem_type(type));
+    }
+    if (count && H5Dread(dset, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
+        free(data);
+        st = fpsim_fail(FPSIM_EFORMAT, "cannot read dataset '%s' in '%s' (truncated or damaged file)", name, path);
+        goto done;
+    }
+    out->type = type;
+    out->rows = (size_t)dims[0];
+    out->cols = (size_t)dims[1];
+    out->data = data;
+done:
+    if (mt >= 0) H5Tclose(mt);
+    if (t >= 0) H5Tclose(t);
+    if (space >= 0) H5Sclose(space);
+    if (dset >= 0) H5Dclose(dset);
+    return st;
+}
+
+fpsim_status fpsim_h5_read_matrix(fpsim_h5_matrix *out, const char *path, const char *dataset)
+{
+    out->data = NULL;
+    out->rows = out->cols = 0;
+    hid_t file;
+    fpsim_status st = fpsim_h5_open_read(&file, path);
+    if (st) return st;
+    H5E_BEGIN_TRY {
+        st = read_matrix(out, file, path, dataset);
+        H5Fclose(file);
+    } H5E_END_TRY;
+    return st;
+}

@@ -1,0 +1,129 @@
+/* fpsim_replay.h: the recipe engine (a GEMM hook that quantizes operands as a recipe says) and
+ * the replay of training steps that measures, layer by layer, the error a recipe adds.
+ *
+ * Two parts:
+ *
+ * 1. The recipe engine (numerics_recipe.c) implements fpsim_numerics.gemm (fpsim_numerics.h):
+ *    for each call it looks up the scheme of (layer, site, pass, role) for each operand,
+ *    quantizes the operand along the GEMM's reduction dimension with fpsim_block_quantize
+ *    (rowwise or columnwise copy, each from the high-precision operand; SR and RHT where the
+ *    scheme says, with a Philox stream per (layer, site, pass, role) and the step in the seed),
+ *    multiplies the dequantized values with BLAS sgemm (FP32 accumulate; engine_multiply() is
+ *    the one place an accumulation model plugs in), and rounds the output as the emulated kernel
+ *    writes it (BF16 for fprop and dgrad outputs when the recipe's activations are BF16; FP32
+ *    for weight gradients, TE's main_grad). Operands that the recipe leaves unquantized are
+ *    rounded to the recipe's high precision (BF16 or FP32), or passed through untouched under
+ *    FP64 (then the call is the fp64 reference engine's, bit for bit: the identity control).
+ *    An observer callback receives every call with the quantization statistics of its operands.
+ *
+ * 2. The replay (replay*.c): runs the FP64 reference and each recipe for N optimizer steps from
+ *    the same initial state and data and records statistics (fpsim_stats) in two views:
+ *      accumulated: the recipe's own run, errors propagating forward and backward;
+ *      local:       every GEMM of the reference run recomputed by the recipe engine on the
+ *                   reference's own operands (only that GEMM's quantization error).
+ *    Results go to HDF5 (docs/hdf5-layout.md, "replay results").
+ *
+ * Library code: returns fpsim_status, never prints. */
+#ifndef FPSIM_REPLAY_H
+#define FPSIM_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fpsim_block.h"
+#include "fpsim_stats.h"
+#include "fpsim_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The plan's tables are indexed [pass][role] in the order of fpsim_numerics.h (fprop, dgrad,
+ * wgrad; weight, activation, grad), which fpsim_recipe.h shares. The sizes are spelled out here
+ * so that the file that reads recipes (replay_plan.c) need not include fpsim_numerics.h, whose
+ * enums fpsim_recipe.h currently declares a second time. */
+#define FPSIM_PLAN_PASSES 3
+#define FPSIM_PLAN_ROLES 3
+
+/* ------------------------------------------------------------------------------------------ */
+/* The recipe engine                                                                           */
+
+/* What the engine needs from a recipe, as plain data (filled from a named recipe by
+ * fpsim_engine_plan_from_recipe, or by hand for controls and tests). */
+typedef struct fpsim_engine_plan {
+    char name[64];
+    int act_round;      /* FPSIM_ACT_*: non-GEMM outputs */
+    int operand_round;  /* FPSIM_ACT_*: operands the recipe does not quantize */
+    int out_round;      /* FPSIM_ACT_*: fprop and dgrad GEMM outputs (wgrad outputs: FP32,
+                           or FP64 when operand_round is FP64) */
+    int quantized[FPSIM_PLAN_PASSES][FPSIM_PLAN_ROLES]; /* 1: the operand uses scheme[][] */
+    fpsim_scheme scheme[FPSIM_PLAN_PASSES][FPSIM_PLAN_ROLES];
+    int hp_first_layers;/* this many first blocks keep every operand in operand_round */
+    int hp_last_layers; /* same for the last blocks */
+    int hp_head;        /* the LM head keeps its operands in operand_round */
+} fpsim_engine_plan;
+
+/* A plan with no quantization: operands, GEMM outputs and non-GEMM outputs all at `round`
+ * (FPSIM_ACT_FP64: the identity control, bit-identical to the fp64 reference engine). */
+void fpsim_engine_plan_plain(fpsim_engine_plan *plan, const char *name, int round);
+
+/* A plan from a named recipe (fpsim_recipe.h names: bf16, nemo-rl-fp8, te-mxfp8, te-nvfp4, ...,
+ * plus the controls "fp64" and "fp32"). Unknown name: FPSIM_ENAME listing the valid ones. */
+fpsim_status fpsim_engine_plan_from_recipe(fpsim_engine_plan *plan, const char *name);
+
+/* The largest block length along K that the plan's schemes need (every GEMM dimension that is
+ * a reduction dimension must be a multiple of it), and along the other dimension (2-D tiles). */
+int fpsim_engine_plan_block(const fpsim_engine_plan *plan);
+
+#ifndef FPSIM_REPLAY_PLAN_ONLY
+#include "fpsim_numerics.h"
+
+/* What the observer learns about one operand of one call. */
+typedef struct fpsim_operand_report {
+    int quantized;            /* 0: passed through (rounded to operand_round) */
+    fpsim_role role;
+    size_t rows, cols;        /* stored shape (the operand as the model holds it) */
+    const double *received;   /* the operand as received, contiguous rows x cols */
+    const float *used;        /* what was multiplied, rows x cols (NULL on the FP64 path) */
+    fpsim_stats quant;        /* used vs received: this operand's own rounding error; includes
+                                 the quantizer's saturation count */
+    /* log2 of the block dequantization multipliers (scale_inv), over blocks with a nonzero
+     * finite multiplier; count 0 when the operand has no block scales. */
+    double scale_log2_min, scale_log2_max, scale_log2_sum;
+    uint64_t scale_count;
+} fpsim_operand_report;
+
+/* Called after every GEMM with the call (its C holding the output) and both operand reports.
+ * The pointers are valid only during the call. */
+typedef void (*fpsim_gemm_observer)(void *ctx, const fpsim_gemm_call *call,
+                                    const fpsim_operand_report *a, const fpsim_operand_report *b);
+
+typedef struct fpsim_recipe_engine fpsim_recipe_engine;
+
+/* Build an engine for `plan` over a model of `layers` blocks. seed keys stochastic rounding;
+ * threads as fpsim_threads_default() when <= 0 (any count gives the same bits). */
+fpsim_status fpsim_recipe_engine_create(fpsim_recipe_engine **out, const fpsim_engine_plan *plan,
+                                        int layers, uint64_t seed, int threads);
+void fpsim_recipe_engine_free(fpsim_recipe_engine *e);
+/* The fpsim_numerics to hand to the model (ctx = e). */
+fpsim_numerics fpsim_recipe_engine_numerics(fpsim_recipe_engine *e);
+/* The optimizer step: part of every SR stream, so that each step draws fresh random bits. */
+void fpsim_recipe_engine_set_step(fpsim_recipe_engine *e, uint64_t step);
+/* Install (or remove, with NULL) the observer. */
+void fpsim_recipe_engine_set_observer(fpsim_recipe_engine *e, fpsim_gemm_observer fn, void *ctx);
+/* Turn the per-operand statistics off (the benchmark's uninstrumented baseline keeps them on;
+ * the bias-variance sweep turns them off). */
+void fpsim_recipe_engine_set_stats(fpsim_recipe_engine *e, int on);
+
+/* The Philox stream id of an operand: (((layer + 1) * FPSIM_SITE_COUNT + site) *
+ * FPSIM_PASS_COUNT + pass) * FPSIM_ROLE_COUNT + role. The step enters through the seed:
+ * seed + step * 0x9E3779B97F4A7C15 (mod 2^64). */
+uint32_t fpsim_replay_stream(int layer, int site, int pass, int role);
+uint64_t fpsim_replay_step_seed(uint64_t seed, uint64_t step);
+
+#endif /* FPSIM_REPLAY_PLAN_ONLY */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

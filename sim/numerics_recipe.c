@@ -1,0 +1,294 @@
+/* numerics_recipe.c: the recipe engine, fpsim_numerics.gemm for a block-scaled recipe.
+ *
+ * One call, in order:
+ *   1. check the call against the convention of fpsim_numerics.h;
+ *   2. for A and B: copy the stored operand (rows x cols, row stride ld) into a contiguous
+ *      double buffer; decide whether the recipe quantizes it at (layer, site, pass, role);
+ *      quantized: cast to float32 (RNE: the FP32/BF16 tensor a real quantizer reads), quantize
+ *      along the reduction dimension with fpsim_block_quantize (axis ROWS when K is the stored
+ *      row, COLS otherwise: TE's columnwise copy), and multiply the dequantized values;
+ *      not quantized: round to the plan's operand precision (BF16 / FP32), or keep double;
+ *   3. engine_multiply(): C = op(A) op(B) with sgemm on the float operands (FP32 accumulate), or
+ *      the fp64 reference engine's own dgemm when neither operand is rounded at all;
+ *   4. round C as the emulated kernel writes it (BF16 output for fprop/dgrad under a BF16
+ *      recipe, FP32 for wgrad: TE accumulates weight gradients in FP32 main_grad);
+ *   5. hand the call and both operand reports to the observer.
+ *
+ * Stochastic rounding: seed = fpsim_replay_step_seed(engine seed, step), stream =
+ * fpsim_replay_stream(layer, site, pass, role), element index = position in the stored
+ * (quantized) operand: the same bits on any thread count and in any run order. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "fpsim_replay.h"
+
+struct fpsim_recipe_engine {
+    fpsim_engine_plan plan;
+    int layers;
+    uint64_t seed;
+    uint64_t step;
+    int threads;
+    int stats_on;
+    fpsim_gemm_observer observer;
+    void *observer_ctx;
+    /* Scratch, grown as needed: per operand a double copy, a float copy, a quantized tensor. */
+    double *dbuf[2];
+    float *fbuf[2];
+    size_t dcap[2], fcap[2];
+    fpsim_qtensor q[2];
+    float *fc;
+    size_t fccap;
+};
+
+uint32_t fpsim_replay_stream(int layer, int site, int pass, int role)
+{
+    uint32_t l = (uint32_t)(layer + 1);
+    return ((l * FPSIM_SITE_COUNT + (uint32_t)site) * FPSIM_PASS_COUNT + (uint32_t)pass) *
+               FPSIM_ROLE_COUNT + (uint32_t)role;
+}
+
+uint64_t fpsim_replay_step_seed(uint64_t seed, uint64_t step)
+{
+    return seed + step * UINT64_C(0x9E3779B97F4A7C15);
+}
+
+static fpsim_status grow_d(double **p, size_t *cap, size_t n)
+{
+    if (n <= *cap) return FPSIM_OK;
+    double *q = realloc(*p, n * sizeof *q);
+    if (!q) return fpsim_fail(FPSIM_ENOMEM, "recipe engine: cannot allocate %zu doubles", n);
+    *p = q;
+    *cap = n;
+    return FPSIM_OK;
+}
+
+static fpsim_status grow_f(float **p, size_t *cap, size_t n)
+{
+    if (n <= *cap) return FPSIM_OK;
+    float *q = realloc(*p, n * sizeof *q);
+    if (!q) return fpsim_fail(FPSIM_ENOMEM, "recipe engine: cannot allocate %zu floats", n);
+    *p = q;
+    *cap = n;
+    return FPSIM_OK;
+}
+
+fpsim_status fpsim_recipe_engine_create(fpsim_recipe_engine **out, const fpsim_engine_plan *plan,
+                                        int layers, uint64_t seed, int threads)
+{
+    *out = NULL;
+    if (!plan || layers <= 0) return fpsim_fail(FPSIM_EINVAL, "recipe engine: no plan or no layers");
+    fpsim_recipe_engine *e = calloc(1, sizeof *e);
+    if (!e) return fpsim_fail(FPSIM_ENOMEM, "recipe engine: out of memory");
+    e->plan = *plan;
+    e->layers = layers;
+    e->seed = seed;
+    e->threads = threads;
+    e->stats_on = 1;
+    *out = e;
+    return FPSIM_OK;
+}
+
+void fpsim_recipe_engine_free(fpsim_recipe_engine *e)
+{
+    if (!e) return;
+    for (int i = 0; i < 2; i++) {
+        free(e->dbuf[i]);
+        free(e->fbuf[i]);
+        fpsim_qtensor_free(&e->q[i]);
+    }
+    free(e->fc);
+    free(e);
+}
+
+void fpsim_recipe_engine_set_step(fpsim_recipe_engine *e, uint64_t step) { e->step = step; }
+
+void fpsim_recipe_engine_set_observer(fpsim_recipe_engine *e, fpsim_gemm_observer fn, void *ctx)
+{
+    e->observer = fn;
+    e->observer_ctx = ctx;
+}
+
+void fpsim_recipe_engine_set_stats(fpsim_recipe_engine *e, int on) { e->stats_on = on; }
+
+/* The recipe lookup, in one place: the scheme for this operand, or NULL (high precision). */
+static const fpsim_scheme *engine_scheme(const fpsim_recipe_engine *e, int layer, int site, int pass,
+                                         int role)
+{
+    const fpsim_engine_plan *p = &e->plan;
+    if (!p->quantized[pass][role]) return NULL;
+    if (site == FPSIM_SITE_LM_HEAD) return p->hp_head ? NULL : &p->scheme[pass][role];
+    if (layer < p->hp_first_layers || layer >= e->layers - p->hp_last_layers) return NULL;
+    return &p->scheme[pass][role];
+}
+
+/* Round a double to the precision of `round`, returned as float (FP64 is not used here). */
+static inline float round_to_float(double x, int round)
+{
+    if (round == FPSIM_ACT_BF16) return (float)fpsim_f64_round_bf16(x);
+    return (float)x; /* C cast: round to nearest even on IEEE hardware */
+}
+
+/* The stored shape of an operand and whether K runs along its stored rows (axis ROWS). */
+static void operand_shape(const fpsim_gemm_call *c, int which, size_t *rows, size_t *cols, int *axis)
+{
+    const fpsim_gemm_operand *op = which == 0 ? &c->a : &c->b;
+    size_t other = which == 0 ? c->M : c->N;
+    /* A untransposed is M x K; B transposed is stored N x K: K contiguous in both. */
+    int k_contiguous = which == 0 ? !op->trans : op->trans;
+    *rows = k_contiguous ? other : c->K;
+    *cols = k_contiguous ? c->K : other;
+    *axis = k_contiguous ? FPSIM_AXIS_ROWS : FPSIM_AXIS_COLS;
+}
+
+/* log2 of each block multiplier: how the scales sit (a shift of the whole distribution toward
+ * the top of E4M3 shows scales pinned by the amax floor, toward the bottom shows flushing). */
+static void report_scales(fpsim_operand_report *r, const fpsim_qtensor *q)
+{
+    r->scale_log2_min = INFINITY;
+    r->scale_log2_max = -INFINITY;
+    r->scale_log2_sum = 0;
+    r->scale_count = 0;
+    if (!q->scale_inv) return;
+    size_t n = q->srows * q->scols;
+    double gs = q->global_scale > 0 && isfinite(q->global_scale) ? q->global_scale : 1.0;
+    if (q->scheme.kind != FPSIM_KIND_NVFP4) gs = 1.0;
+    for (size_t i = 0; i < n; i++) {
+        double s = (double)q->scale_inv[i] * gs;
+        if (!(s > 0) || !isfinite(s)) continue;
+        double l = log2(s);
+        if (l < r->scale_log2_min) r->scale_log2_min = l;
+        if (l > r->scale_log2_max) r->scale_log2_max = l;
+        r->scale_log2_sum += l;
+        r->scale_count++;
+    }
+}
+
+/* Step 2 for one operand: fill the report and the float (or double) values to multiply. */
+static fpsim_status engine_prepare(fpsim_recipe_engine *e, const fpsim_gemm_call *c, int which,
+                                   int fp64_path, fpsim_operand_report *r)
+{
+    const fpsim_gemm_operand *op = which == 0 ? &c->a : &c->b;
+    size_t rows, cols;
+    int axis;
+    operand_shape(c, which, &rows, &cols, &axis);
+    size_t n = rows * cols;
+    fpsim_status st = grow_d(&e->dbuf[which], &e->dcap[which], n);
+    if (st) return st;
+    double *d = e->dbuf[which];
+    for (size_t i = 0; i < rows; i++) memcpy(d + i * cols, op->data + i * op->ld, cols * sizeof *d);
+
+    memset(r, 0, sizeof *r);
+    r->role = op->role;
+    r->rows = rows;
+    r->cols = cols;
+    r->received = d;
+    fpsim_stats_init(&r->quant);
+    r->scale_log2_min = r->scale_log2_max = NAN;
+    if (fp64_path) {
+        r->used = NULL;
+        if (e->stats_on) st = fpsim_stats_add_f64(&r->quant, d, d, n, 1);
+        return st;
+    }
+
+    st = grow_f(&e->fbuf[which], &e->fcap[which], n);
+    if (st) return st;
+    float *f = e->fbuf[which];
+    const fpsim_scheme *s = engine_scheme(e, c->layer, c->site, c->pass, op->role);
+    if (!s) {
+        for (size_t i = 0; i < n; i++) f[i] = round_to_float(d[i], e->plan.operand_round);
+        r->used = f;
+        if (e->stats_on) st = fpsim_stats_add_f32(&r->quant, d, f, n, 1);
+        return st;
+    }
+
+    for (size_t i = 0; i < n; i++) f[i] = (float)d[i];
+    fpsim_qopts o;
+    fpsim_qopts_default(&o);
+    o.axis = axis;
+    o.seed = fpsim_replay_step_seed(e->seed, e->step);
+    o.stream = fpsim_replay_stream(c->layer, c->site, c->pass, op->role);
+    o.want = FPSIM_QWANT_DEQUANT | (e->stats_on ? FPSIM_QWANT_STATS : 0u);
+    o.threads = e->threads;
+    fpsim_qtensor *q = &e->q[which];
+    st = fpsim_block_quantize(q, s, f, rows, cols, &o);
+    if (st) return st;
+    r->quantized = 1;
+    r->used = q->dequant;
+    if (e->stats_on) {
+        st = fpsim_stats_add_f32(&r->quant, d, q->dequant, n, 1);
+        fpsim_stats_add_counts(&r->quant, q->stats.saturated);
+        report_scales(r, q);
+    }
+    return st;
+}
+
+/* Step 3: the product of the prepared operands, in FP32 with BLAS sgemm. This is the one
+ * function an accumulation model (fpsim_gemm.h) replaces. Operands are contiguous in their
+ * stored shapes, so lda / ldb are their stored column counts. */
+static void engine_multiply(float *fc, const fpsim_gemm_call *c, const float *a, const float *b)
+{
+    size_t lda = c->a.trans ? c->M : c->K;
+    size_t ldb = c->b.trans ? c->K : c->N;
+    cblas_sgemm(CblasRowMajor, c->a.trans ? CblasTrans : CblasNoTrans,
+                c->b.trans ? CblasTrans : CblasNoTrans, (int)c->M, (int)c->N, (int)c->K, 1.0f, a,
+                (int)lda, b, (int)ldb, 0.0f, fc, (int)c->N);
+}
+
+static fpsim_status engine_gemm(void *ctx, const fpsim_gemm_call *c)
+{
+    fpsim_recipe_engine *e = ctx;
+    fpsim_status st = fpsim_gemm_call_check(c);
+    if (st) return st;
+
+    /* The FP64 path: no rounding anywhere in this call: the reference engine's own GEMM. */
+    int fp64_path = e->plan.operand_round == FPSIM_ACT_FP64 &&
+                    !engine_scheme(e, c->layer, c->site, c->pass, c->a.role) &&
+                    !engine_scheme(e, c->layer, c->site, c->pass, c->b.role);
+    fpsim_operand_report ra, rb;
+    if ((st = engine_prepare(e, c, 0, fp64_path, &ra))) return st;
+    if ((st = engine_prepare(e, c, 1, fp64_path, &rb))) return st;
+
+    if (fp64_path) {
+        fpsim_numerics ref = fpsim_numerics_fp64();
+        if ((st = ref.gemm(ref.ctx, c))) return st;
+    } else {
+        if ((st = grow_f(&e->fc, &e->fccap, c->M * c->N))) return st;
+        engine_multiply(e->fc, c, ra.used, rb.used);
+        /* Step 4: the kernel's output precision. */
+        int out_round = c->pass == FPSIM_PASS_WGRAD ? FPSIM_ACT_FP32 : e->plan.out_round;
+        for (size_t i = 0; i < c->M; i++) {
+            double *row = c->c + i * c->ldc;
+            const float *src = e->fc + i * c->N;
+            for (size_t j = 0; j < c->N; j++) {
+                double v = c->accumulate ? (double)src[j] + row[j] : (double)src[j];
+                if (out_round == FPSIM_ACT_BF16) v = fpsim_f64_round_bf16(v);
+                else if (out_round == FPSIM_ACT_FP32 || c->accumulate) v = (double)(float)v;
+                row[j] = v;
+            }
+        }
+    }
+    if (e->observer) e->observer(e->observer_ctx, c, &ra, &rb);
+    return FPSIM_OK;
+}
+
+static int engine_act_round_at(void *ctx, int layer)
+{
+    (void)layer;
+    const fpsim_recipe_engine *e = ctx;
+    return e->plan.act_round;
+}
+
+fpsim_numerics fpsim_recipe_engine_numerics(fpsim_recipe_engine *e)
+{
+    fpsim_numerics nx;
+    memset(&nx, 0, sizeof nx);
+    nx.name = e->plan.name;
+    nx.ctx = e;
+    nx.gemm = engine_gemm;
+    nx.act_round = e->plan.act_round;
+    nx.act_round_at = engine_act_round_at;
+    return nx;
+}

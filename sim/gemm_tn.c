@@ -1,0 +1,187 @@
+/* gemm_tn.c: the CPU GEMM C = A B^T under an accumulation model, per-tensor or block-scaled.
+ *
+ * Operands are validated (exact in their format), decoded once into terms, and every output
+ * element is then computed independently by the scalar model of gemm_model.c from its row of A
+ * and its row of B (both K-contiguous: the "TN" layout). Rows of C are split among threads with
+ * fpsim_parallel_for; since no sum crosses elements, the bits are the same for any thread count.
+ * The fp32 model calls the BLAS sgemm (OpenBLAS), whose order is its own. */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "fpsim_gemm.h"
+#if defined(__has_include)
+#if __has_include("fpsim_parallel.h")
+#include "fpsim_parallel.h"
+#define GEMM_HAVE_PARALLEL 1
+#endif
+#endif
+#include "gemm_terms.h"
+
+typedef struct gemm_job {
+    float *C;
+    const float *A, *B;
+    size_t M, N, K;
+    const fpsim_accum *acc;
+    float scale_a, scale_b;                /* per-tensor scales */
+    const fpsim_gemm_scales *sa, *sb;       /* block scales (NULL: per-tensor) */
+    const fpsim_gemm_term *ta, *tb;         /* decoded A and B (tensor-core models) */
+    int mbits_sum;
+} gemm_job;
+
+enum { SCALE_BLOCK_K = 128 };
+
+static int is_tensor_core(const fpsim_accum *acc)
+{
+    return acc->kind == FPSIM_ACCUM_HOPPER_QGMMA || acc->kind == FPSIM_ACCUM_HOPPER_HGMMA ||
+           acc->kind == FPSIM_ACCUM_MMA_SYNC_FP8;
+}
+
+/* One output element with per-tensor scales. */
+static float element_per_tensor(const gemm_job *j, size_t i, size_t n)
+{
+    const float *a = j->A + i * j->K, *b = j->B + n * j->K;
+    switch (j->acc->kind) {
+    case FPSIM_ACCUM_FP64: {
+        /* Exact reference: the scale product is exact in double (24 x 24 bits), one rounding to
+         * double for the product with the sum, one to fp32. */
+        double s = (double)j->scale_a * (double)j->scale_b;
+        return (float)(fpsim_gemm_dot_fp64(a, b, j->K) * s);
+    }
+    case FPSIM_ACCUM_FP32_SEQ:
+        return fpsim_gemm_epilogue(fpsim_gemm_dot_fp32_seq(a, b, j->K), j->scale_a, j->scale_b);
+    case FPSIM_ACCUM_FP32_BLAS: /* computed by sgemm before; only the epilogue here */
+        return fpsim_gemm_epilogue(j->C[i * j->N + n], j->scale_a, j->scale_b);
+    default: {
+        float acc = fpsim_gemm_dot_terms(j->acc, j->ta + i * j->K, j->tb + n * j->K, j->K, j->mbits_sum);
+        return fpsim_gemm_epilogue(acc, j->scale_a, j->scale_b);
+    }
+    }
+}
+
+/* One output element with block scales: per 128-K block kb, the partial dot product (a fresh
+ * chain for the tensor-core models, i.e. promotion every 128) folded into an fp32 accumulator
+ * with sa(i,kb), sb(n,kb) in the model's fold order; fp64 folds exactly and rounds once. */
+static float element_block_scaled(const gemm_job *j, size_t i, size_t n)
+{
+    size_t L = (j->K + SCALE_BLOCK_K - 1) / SCALE_BLOCK_K;
+    const float *sa = j->sa->data + (i / (size_t)j->sa->rows_per_block) * L;
+    const float *sb = j->sb->data + (n / (size_t)j->sb->rows_per_block) * L;
+    const float *a = j->A + i * j->K, *b = j->B + n * j->K;
+    double exact = 0.0;
+    float acc = 0.0f;
+    for (size_t kb = 0; kb < L; kb++) {
+        size_t k0 = kb * SCALE_BLOCK_K;
+        size_t len = j->K - k0 < SCALE_BLOCK_K ? j->K - k0 : SCALE_BLOCK_K;
+        switch (j->acc->kind) {
+        case FPSIM_ACCUM_FP64:
+            exact += (double)sa[kb] * (double)sb[kb] * fpsim_gemm_dot_fp64(a + k0, b + k0, len);
+            break;
+        case FPSIM_ACCUM_FP32_SEQ:
+        case FPSIM_ACCUM_FP32_BLAS:
+            acc = fpsim_gemm_fold(j->acc->fold, acc, fpsim_gemm_dot_fp32_seq(a + k0, b + k0, len), sa[kb], sb[kb]);
+            break;
+        default: {
+            float r = fpsim_gemm_chain_terms(j->acc, 0.0f, j->ta + i * j->K + k0, j->tb + n * j->K + k0, len,
+                                             j->mbits_sum);
+            acc = fpsim_gemm_fold(j->acc->fold, acc, r, sa[kb], sb[kb]);
+        }
+        }
+    }
+    return j->acc->kind == FPSIM_ACCUM_FP64 ? (float)exact : acc;
+}
+
+static void gemm_rows(void *ctx, size_t begin, size_t end)
+{
+    const gemm_job *j = ctx;
+    for (size_t i = begin; i < end; i++)
+        for (size_t n = 0; n < j->N; n++)
+            j->C[i * j->N + n] = j->sa ? element_block_scaled(j, i, n) : element_per_tensor(j, i, n);
+}
+
+static fpsim_gemm_term *decode_all(const float *x, size_t count, const fpsim_gemm_fmt *f)
+{
+    fpsim_gemm_term *t = malloc((count ? count : 1) * sizeof *t);
+    if (t)
+        for (size_t i = 0; i < count; i++) t[i] = fpsim_gemm_term_decode(x[i], f);
+    return t;
+}
+
+static fpsim_status gemm_run(float *C, const float *A, const float *B, size_t M, size_t N, size_t K,
+                             const fpsim_accum *acc, float scale_a, float scale_b, const fpsim_gemm_scales *sa,
+                             const fpsim_gemm_scales *sb, fpsim_format_id in_format, int threads)
+{
+    if (!C || !A || !B || !acc) return fpsim_fail(FPSIM_EINVAL, "gemm: NULL argument");
+    if (M == 0 || N == 0 || K == 0) return fpsim_fail(FPSIM_ESHAPE, "gemm: empty shape M=%zu N=%zu K=%zu", M, N, K);
+    int fp8_in = in_format == FPSIM_E4M3 || in_format == FPSIM_E5M2;
+    int half_in = in_format == FPSIM_BF16 || in_format == FPSIM_F16;
+    if (in_format != FPSIM_GEMM_IN_F32 && !fp8_in && !half_in)
+        return fpsim_fail(FPSIM_EINVAL, "gemm: input format must be e4m3, e5m2, bf16, f16 or f32");
+    if ((acc->kind == FPSIM_ACCUM_HOPPER_QGMMA || acc->kind == FPSIM_ACCUM_MMA_SYNC_FP8) && !fp8_in)
+        return fpsim_fail(FPSIM_EINVAL, "gemm: model %s takes FP8 inputs (e4m3 or e5m2)", acc->name);
+    if (acc->kind == FPSIM_ACCUM_HOPPER_HGMMA && !half_in)
+        return fpsim_fail(FPSIM_EINVAL, "gemm: model %s takes bf16 or f16 inputs", acc->name);
+    if (sa) {
+        if (!sa->data || !sb || !sb->data || (sa->rows_per_block != 1 && sa->rows_per_block != 128) ||
+            (sb->rows_per_block != 1 && sb->rows_per_block != 128))
+            return fpsim_fail(FPSIM_EINVAL, "gemm: block scales need data and rows_per_block 1 (VEC128) or 128 "
+                              "(BLK128x128)");
+        if (acc->kind == FPSIM_ACCUM_HOPPER_QGMMA && acc->promote != SCALE_BLOCK_K)
+            return fpsim_fail(FPSIM_EINVAL, "gemm: block-scaled FP8 GEMMs promote every 128 K-elements (the scale "
+                              "block); model %s does not (cuBLASLt and PyTorch refuse fast accumulation here)",
+                              acc->name);
+    }
+    if (in_format != FPSIM_GEMM_IN_F32) {
+        fpsim_status st = fpsim_gemm_check_exact(A, M * K, in_format, "A");
+        if (st) return st;
+        st = fpsim_gemm_check_exact(B, N * K, in_format, "B");
+        if (st) return st;
+    }
+
+    gemm_job j = {C, A, B, M, N, K, acc, scale_a, scale_b, sa, sb, NULL, NULL, 0};
+    fpsim_gemm_term *ta = NULL, *tb = NULL;
+    if (is_tensor_core(acc)) {
+        fpsim_gemm_fmt f;
+        fpsim_gemm_decode_format(acc, in_format, &f);
+        ta = decode_all(A, M * K, &f);
+        tb = decode_all(B, N * K, &f);
+        if (!ta || !tb) {
+            free(ta);
+            free(tb);
+            return fpsim_fail(FPSIM_ENOMEM, "gemm: out of memory decoding %zu x %zu and %zu x %zu operands", M, K, N, K);
+        }
+        j.ta = ta;
+        j.tb = tb;
+        j.mbits_sum = 2 * f.mbits;
+    }
+    if (acc->kind == FPSIM_ACCUM_FP32_BLAS && !sa)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, A, (int)K, B, (int)K,
+                    0.0f, C, (int)N);
+#ifdef GEMM_HAVE_PARALLEL
+    if (threads <= 0) threads = fpsim_threads_default();
+    size_t grain = 1 + 65536 / (N * K + 1); /* rows per chunk: ~64K products at least */
+    fpsim_status st = fpsim_parallel_for(M, grain, gemm_rows, &j, threads);
+#else
+    (void)threads; /* formats/fpsim_parallel.h not in the tree yet: one thread */
+    gemm_rows(&j, 0, M);
+    fpsim_status st = FPSIM_OK;
+#endif
+    free(ta);
+    free(tb);
+    return st;
+}
+
+fpsim_status fpsim_gemm_tn(float *C, const float *A, const float *B, size_t M, size_t N, size_t K,
+                           const fpsim_accum *accum, float scale_a, float scale_b, fpsim_format_id in_format,
+                           int threads)
+{
+    return gemm_run(C, A, B, M, N, K, accum, scale_a, scale_b, NULL, NULL, in_format, threads);
+}
+
+fpsim_status fpsim_gemm_tn_blockscaled(float *C, const float *A, const float *B, size_t M, size_t N, size_t K,
+                                       const fpsim_accum *accum, const fpsim_gemm_scales *sa,
+                                       const fpsim_gemm_scales *sb, fpsim_format_id in_format, int threads)
+{
+    if (!sa || !sb) return fpsim_fail(FPSIM_EINVAL, "gemm: block-scaled GEMM without scales");
+    return gemm_run(C, A, B, M, N, K, accum, 1.0f, 1.0f, sa, sb, in_format, threads);
+}

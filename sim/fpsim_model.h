@@ -165,7 +165,6 @@ typedef struct fpsim_block_cache {
     double *d_nf;    /* (N, F) */
     double *d_n2f;   /* (N, 2F) */
     double *d_qkv;   /* (N, QKV) */
-    double *d_qkv2;  /* (N, QKV) */
     double *d_row;   /* (T) */
 } fpsim_block_cache;
 

@@ -121,6 +121,153 @@ void fpsim_recipe_engine_set_stats(fpsim_recipe_engine *e, int on);
 uint32_t fpsim_replay_stream(int layer, int site, int pass, int role);
 uint64_t fpsim_replay_step_seed(uint64_t seed, uint64_t step);
 
+
+/* ------------------------------------------------------------------------------------------ */
+/* The replay                                                                                  */
+
+#include "fpsim_model.h"
+
+#define FPSIM_REPLAY_MAX_RECIPES 16
+
+/* The two views of a GEMM's error (first index of the gemm / operand tables). */
+enum { FPSIM_VIEW_LOCAL = 0, FPSIM_VIEW_ACCUMULATED = 1, FPSIM_VIEW_COUNT = 2 };
+const char *fpsim_view_name(int view);
+
+/* Supplies the batch of optimizer step `step` (N = batch*seq each): the same for every engine. */
+typedef fpsim_status (*fpsim_replay_batch_fn)(void *ctx, int step, int32_t *tokens,
+                                              int32_t *targets, uint8_t *mask);
+
+typedef struct fpsim_replay_config {
+    fpsim_model_config model;
+    const char *recipes[FPSIM_REPLAY_MAX_RECIPES]; /* recipe names or custom texts */
+    int nrecipes;
+    int steps;                 /* optimizer steps */
+    uint64_t seed;             /* SR seed of every recipe engine */
+    int threads;               /* <= 0: fpsim_threads_default() */
+    int local_view;            /* 1: also recompute every GEMM on the reference operands */
+    fpsim_adamw_config opt;
+    fpsim_replay_batch_fn batch;
+    void *batch_ctx;
+    /* Optional: called after each unit of work (one engine's step), done of total. */
+    void (*progress)(void *ctx, int done, int total);
+    void *progress_ctx;
+    /* Optional: called after every finished step (e.g. to write the results file); a non-OK
+     * status stops the run with it. */
+    fpsim_status (*step_done)(void *ctx, int steps_done);
+    void *step_ctx;
+} fpsim_replay_config;
+
+/* Defaults: the default model, recipes bf16 nemo-rl-fp8 te-mxfp8 te-nvfp4, 2 steps, seed 1,
+ * local view on, AdamW defaults; batch must still be set. */
+void fpsim_replay_config_default(fpsim_replay_config *cfg);
+
+/* Index helpers over layers 0..L (L = the LM head), sites, passes, roles, canonical points
+ * (layer -1 .. L stored at index layer + 1). */
+typedef struct fpsim_replay_dims {
+    int steps, layers; /* layers = L + 1 rows: the blocks and the head */
+    int tensors;       /* parameter tensors: wte, per block 6, lnfw, lmheadw */
+} fpsim_replay_dims;
+
+static inline size_t fpsim_replay_gemm_index(const fpsim_replay_dims *d, int step, int view,
+                                             int layer, int site, int pass)
+{
+    return ((((size_t)step * FPSIM_VIEW_COUNT + (size_t)view) * (size_t)d->layers + (size_t)layer) *
+                FPSIM_SITE_COUNT + (size_t)site) * FPSIM_PASS_COUNT + (size_t)pass;
+}
+static inline size_t fpsim_replay_operand_index(const fpsim_replay_dims *d, int step, int view,
+                                                int layer, int site, int pass, int role)
+{
+    return fpsim_replay_gemm_index(d, step, view, layer, site, pass) * FPSIM_ROLE_COUNT +
+           (size_t)role;
+}
+#define FPSIM_REPLAY_POINT_LAYERS(d) ((size_t)(d)->layers + 1) /* -1 .. L */
+static inline size_t fpsim_replay_point_index(const fpsim_replay_dims *d, int step, int point,
+                                              int layer)
+{
+    return ((size_t)step * FPSIM_POINT_COUNT + (size_t)point) * FPSIM_REPLAY_POINT_LAYERS(d) +
+           (size_t)(layer + 1);
+}
+
+/* Scale statistics of one operand: log2 of block multipliers. */
+typedef struct fpsim_replay_scale {
+    double log2_min, log2_max, log2_sum;
+    uint64_t count;
+} fpsim_replay_scale;
+
+typedef struct fpsim_replay_result {
+    fpsim_engine_plan plan;
+    char spec[FPSIM_SCHEME_TEXT_MAX]; /* the recipe as given */
+    double *loss;                /* [step] the recipe's own loss on the step's batch */
+    fpsim_stats *gemm;           /* [step][view][layer][site][pass]: GEMM output vs reference */
+    fpsim_stats *operand;        /* [step][view][layer][site][pass][role]: used vs received */
+    fpsim_replay_scale *scale;   /* same index as operand */
+    fpsim_stats *operand_drift;  /* [step][0][layer][site][pass][role] (view slot 0 only):
+                                    accumulated run's operand vs the reference's */
+    fpsim_stats *point;          /* [step][point][layer+1]: canonical points vs reference */
+    fpsim_stats *grad;           /* [step][tensor]: parameter gradient vs reference */
+    fpsim_stats *drift;          /* [step][tensor]: weights after the step vs reference */
+    int skipped_updates;         /* steps whose gradient was not finite (no update made) */
+} fpsim_replay_result;
+
+typedef struct fpsim_replay {
+    fpsim_replay_config config;
+    fpsim_replay_dims dims;
+    int steps_done;
+    double *ref_loss;            /* [step] */
+    char (*tensor_names)[32];    /* [tensor] "wte", "l0.qkvw", ..., "lmheadw" */
+    int *tensor_kind, *tensor_layer;
+    int nrecipes;
+    fpsim_replay_result *results;
+    void *state;                 /* models, engines, recordings (replay_run.c) */
+} fpsim_replay;
+
+/* Check the config (recipes known, model spec consistent with the largest block any recipe
+ * needs), allocate everything. Errors name the bad recipe or dimension. */
+fpsim_status fpsim_replay_create(fpsim_replay **out, const fpsim_replay_config *cfg);
+/* Run the steps (calling step_done after each). */
+fpsim_status fpsim_replay_run(fpsim_replay *r);
+void fpsim_replay_free(fpsim_replay *r);
+
+
+/* ------------------------------------------------------------------------------------------ */
+/* Bias vs variance of a summed weight gradient (biasvar.c)                                    */
+
+#define FPSIM_BIASVAR_MAX_CASES 8
+#define FPSIM_BIASVAR_MAX_NS 16
+
+typedef struct fpsim_biasvar_config {
+    const double *dy;   /* (tokens, out) output gradients of one linear layer */
+    const double *x;    /* (tokens, in) its inputs */
+    size_t tokens, out, in;
+    int layer, site;    /* for the SR streams and the file */
+    int seeds;          /* SR seeds per case (RNE cases use one) */
+    uint64_t seed;
+    int threads;
+} fpsim_biasvar_config;
+
+typedef struct fpsim_biasvar_result {
+    int ncases, nns;
+    char case_names[FPSIM_BIASVAR_MAX_CASES][64];
+    char case_schemes[FPSIM_BIASVAR_MAX_CASES][FPSIM_SCHEME_TEXT_MAX];
+    size_t ns[FPSIM_BIASVAR_MAX_NS];       /* token counts N */
+    int seeds;
+    /* [case][n]: all relative to ||G_N|| (the reference sum over N tokens) */
+    double bias[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];     /* ||mean_s G^ - G|| / ||G|| */
+    double std[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];      /* sqrt(mean_s ||G^_s - mean||^2) / ||G|| */
+    double rmse[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];     /* sqrt(mean_s ||G^_s - G||^2) / ||G|| */
+    double cosine[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];   /* of the seed mean with G */
+} fpsim_biasvar_result;
+
+/* The sweep: for N = 64, 128, ... up to tokens (at most 65536), G_N = dY[:N]^T X[:N] in FP64 and
+ * under each case (E4M3 RNE per-tensor... see biasvar.c), both operands quantized along tokens
+ * as the wgrad GEMM does. */
+fpsim_status fpsim_biasvar_run(fpsim_biasvar_result *out, const fpsim_biasvar_config *cfg);
+
+/* Write the results of the replay's finished steps, and the bias-variance sweep when bv is not
+ * NULL, to `path` (temp + rename; layout in docs/hdf5-layout.md, "Replay results"). */
+fpsim_status fpsim_replay_write_h5(const fpsim_replay *r, const char *path,
+                                   const char *command_line, const fpsim_biasvar_result *bv);
+
 #endif /* FPSIM_REPLAY_PLAN_ONLY */
 
 #ifdef __cplusplus

@@ -1,0 +1,357 @@
+/* replay_run.c: run the FP64 reference and each recipe for N optimizer steps from the same
+ * initial state and data, and fill the statistics of fpsim_replay.h.
+ *
+ * One step s:
+ *   1. the batch of step s (the same tokens for every engine);
+ *   2. reference: forward + backward on the recording fp64 engine (every GEMM and canonical
+ *      point copied);
+ *   3. each recipe, on its own trajectory (its own weights since step 0):
+ *        accumulated view: forward + backward with the recipe engine, every GEMM and canonical
+ *        point compared with the reference's; gradients of every parameter tensor compared;
+ *        local view: every recorded reference GEMM re-issued to the recipe engine with the
+ *        reference's operands (weights included), output compared;
+ *        then its AdamW step;
+ *   4. the reference's AdamW step; weight drift of each recipe from the reference trajectory.
+ * Everything is sequential in a fixed order; threads only work inside a GEMM or a quantizer,
+ * where the partition is fixed: the results have the same bits on any thread count. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay_internal.h"
+
+static const char *const view_names[FPSIM_VIEW_COUNT] = {"local", "accumulated"};
+
+const char *fpsim_view_name(int view)
+{
+    return view >= 0 && view < FPSIM_VIEW_COUNT ? view_names[view] : NULL;
+}
+
+void fpsim_replay_config_default(fpsim_replay_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->model = fpsim_model_config_default();
+    static const char *const defaults[] = {"bf16", "nemo-rl-fp8", "te-mxfp8", "te-nvfp4"};
+    for (int i = 0; i < 4; i++) cfg->recipes[i] = defaults[i];
+    cfg->nrecipes = 4;
+    cfg->steps = 2;
+    cfg->seed = 1;
+    cfg->local_view = 1;
+    cfg->opt = fpsim_adamw_config_default();
+}
+
+/* The parameter tensors, in slab order per layer: wte, l<i>.{ln1w, qkvw, attprojw, ln2w,
+ * gateupw, downw}, lnfw, lmheadw. */
+static fpsim_status replay_tensors(fpsim_replay *r)
+{
+    int L = r->config.model.layers;
+    int n = 3 + 6 * L;
+    r->dims.tensors = n;
+    r->tensor_names = calloc((size_t)n, sizeof *r->tensor_names);
+    r->tensor_kind = calloc((size_t)n, sizeof *r->tensor_kind);
+    r->tensor_layer = calloc((size_t)n, sizeof *r->tensor_layer);
+    if (!r->tensor_names || !r->tensor_kind || !r->tensor_layer)
+        return fpsim_fail(FPSIM_ENOMEM, "replay: out of memory");
+    static const int per_layer[6] = {FPSIM_PARAM_LN1W, FPSIM_PARAM_QKVW, FPSIM_PARAM_ATTPROJW,
+                                     FPSIM_PARAM_LN2W, FPSIM_PARAM_GATEUPW, FPSIM_PARAM_DOWNW};
+    int t = 0;
+    r->tensor_kind[t] = FPSIM_PARAM_WTE;
+    r->tensor_layer[t] = -1;
+    snprintf(r->tensor_names[t++], 32, "%s", fpsim_param_name(FPSIM_PARAM_WTE));
+    for (int l = 0; l < L; l++)
+        for (int k = 0; k < 6; k++) {
+            r->tensor_kind[t] = per_layer[k];
+            r->tensor_layer[t] = l;
+            snprintf(r->tensor_names[t++], 32, "l%d.%s", l, fpsim_param_name(per_layer[k]));
+        }
+    r->tensor_kind[t] = FPSIM_PARAM_LNFW;
+    r->tensor_layer[t] = L;
+    snprintf(r->tensor_names[t++], 32, "%s", fpsim_param_name(FPSIM_PARAM_LNFW));
+    r->tensor_kind[t] = FPSIM_PARAM_LMHEADW;
+    r->tensor_layer[t] = L;
+    snprintf(r->tensor_names[t++], 32, "%s", fpsim_param_name(FPSIM_PARAM_LMHEADW));
+    return FPSIM_OK;
+}
+
+static void *xcalloc(size_t n, size_t size, int *oom)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p) *oom = 1;
+    return p;
+}
+
+fpsim_status fpsim_replay_create(fpsim_replay **out, const fpsim_replay_config *cfg)
+{
+    *out = NULL;
+    if (!cfg->batch) return fpsim_fail(FPSIM_EINVAL, "replay: no batch source");
+    if (cfg->steps <= 0) return fpsim_fail(FPSIM_EINVAL, "replay: steps must be positive (got %d)", cfg->steps);
+    if (cfg->nrecipes <= 0 || cfg->nrecipes > FPSIM_REPLAY_MAX_RECIPES)
+        return fpsim_fail(FPSIM_EINVAL, "replay: between 1 and %d recipes (got %d)",
+                          FPSIM_REPLAY_MAX_RECIPES, cfg->nrecipes);
+
+    /* Plans first: an unknown recipe is reported before anything is allocated; the model must
+     * tile by the largest block any recipe needs. */
+    fpsim_engine_plan plans[FPSIM_REPLAY_MAX_RECIPES];
+    int block = 1;
+    const char *block_recipe = NULL;
+    for (int i = 0; i < cfg->nrecipes; i++) {
+        fpsim_status st = fpsim_engine_plan_from_recipe(&plans[i], cfg->recipes[i]);
+        if (st) return st;
+        int b = fpsim_engine_plan_block(&plans[i]);
+        if (b > block) {
+            block = b;
+            block_recipe = cfg->recipes[i];
+        }
+    }
+    fpsim_status st = fpsim_model_config_check(&cfg->model, block);
+    if (st) {
+        if (block_recipe) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", fpsim_last_error());
+            return fpsim_fail(st, "%s (recipe %s needs blocks of %d)", msg, block_recipe, block);
+        }
+        return st;
+    }
+
+    fpsim_replay *r = calloc(1, sizeof *r);
+    replay_state *s = calloc(1, sizeof *s);
+    if (!r || !s) {
+        free(r);
+        free(s);
+        return fpsim_fail(FPSIM_ENOMEM, "replay: out of memory");
+    }
+    r->config = *cfg;
+    r->state = s;
+    r->nrecipes = cfg->nrecipes;
+    r->dims.steps = cfg->steps;
+    r->dims.layers = cfg->model.layers + 1;
+    if ((st = replay_tensors(r))) goto fail;
+    s->dims = r->dims;
+
+    int oom = 0;
+    const fpsim_replay_dims *d = &r->dims;
+    size_t ngemm = (size_t)d->steps * FPSIM_VIEW_COUNT * (size_t)d->layers * FPSIM_SITE_COUNT * FPSIM_PASS_COUNT;
+    size_t nop = ngemm * FPSIM_ROLE_COUNT;
+    size_t npoint = (size_t)d->steps * FPSIM_POINT_COUNT * FPSIM_REPLAY_POINT_LAYERS(d);
+    size_t ntens = (size_t)d->steps * (size_t)d->tensors;
+    r->ref_loss = xcalloc((size_t)d->steps, sizeof *r->ref_loss, &oom);
+    r->results = xcalloc((size_t)r->nrecipes, sizeof *r->results, &oom);
+    s->cand = xcalloc((size_t)r->nrecipes, sizeof *s->cand, &oom);
+    s->engines = xcalloc((size_t)r->nrecipes, sizeof *s->engines, &oom);
+    s->rec = xcalloc((size_t)d->layers * FPSIM_SITE_COUNT * FPSIM_PASS_COUNT, sizeof *s->rec, &oom);
+    s->points = xcalloc(FPSIM_POINT_COUNT * FPSIM_REPLAY_POINT_LAYERS(d), sizeof *s->points, &oom);
+    if (oom) {
+        st = fpsim_fail(FPSIM_ENOMEM, "replay: out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < r->nrecipes; i++) {
+        fpsim_replay_result *res = &r->results[i];
+        res->plan = plans[i];
+        snprintf(res->spec, sizeof res->spec, "%s", cfg->recipes[i]);
+        res->loss = xcalloc((size_t)d->steps, sizeof *res->loss, &oom);
+        res->gemm = xcalloc(ngemm, sizeof *res->gemm, &oom);
+        res->operand = xcalloc(nop, sizeof *res->operand, &oom);
+        res->scale = xcalloc(nop, sizeof *res->scale, &oom);
+        res->operand_drift = xcalloc(nop, sizeof *res->operand_drift, &oom);
+        res->point = xcalloc(npoint, sizeof *res->point, &oom);
+        res->grad = xcalloc(ntens, sizeof *res->grad, &oom);
+        res->drift = xcalloc(ntens, sizeof *res->drift, &oom);
+        for (size_t k = 0; k < (size_t)d->steps && res->loss; k++) res->loss[k] = NAN;
+    }
+    for (size_t k = 0; k < (size_t)d->steps && r->ref_loss; k++) r->ref_loss[k] = NAN;
+    size_t N = fpsim_model_tokens(&cfg->model);
+    s->tokens = xcalloc(N, sizeof *s->tokens, &oom);
+    s->targets = xcalloc(N, sizeof *s->targets, &oom);
+    s->mask = xcalloc(N, sizeof *s->mask, &oom);
+    if (oom) {
+        st = fpsim_fail(FPSIM_ENOMEM, "replay: out of memory");
+        goto fail;
+    }
+
+    /* The models: one initial state, cloned for every recipe. */
+    if ((st = fpsim_model_create(&s->ref, &cfg->model))) goto fail;
+    for (int i = 0; i < r->nrecipes; i++)
+        if ((st = fpsim_model_clone(&s->cand[i], &s->ref))) goto fail;
+    if ((st = fpsim_acts_create(&s->acts, &cfg->model))) goto fail;
+    for (int i = 0; i < r->nrecipes; i++) {
+        if ((st = fpsim_recipe_engine_create(&s->engines[i], &plans[i], cfg->model.layers, cfg->seed,
+                                             cfg->threads)))
+            goto fail;
+        fpsim_recipe_engine_set_observer(s->engines[i], replay_observe_gemm, s);
+    }
+    *out = r;
+    return FPSIM_OK;
+fail:
+    fpsim_replay_free(r);
+    return st;
+}
+
+void fpsim_replay_free(fpsim_replay *r)
+{
+    if (!r) return;
+    replay_state *s = r->state;
+    if (s) {
+        size_t nrec = (size_t)r->dims.layers * FPSIM_SITE_COUNT * FPSIM_PASS_COUNT;
+        for (size_t i = 0; s->rec && i < nrec; i++) {
+            free(s->rec[i].a);
+            free(s->rec[i].b);
+            free(s->rec[i].c);
+        }
+        for (size_t i = 0; s->points && i < FPSIM_POINT_COUNT * FPSIM_REPLAY_POINT_LAYERS(&r->dims); i++)
+            free(s->points[i].data);
+        free(s->rec);
+        free(s->points);
+        if (s->ref.params_memory) fpsim_model_free(&s->ref);
+        for (int i = 0; s->cand && i < r->nrecipes; i++)
+            if (s->cand[i].params_memory) fpsim_model_free(&s->cand[i]);
+        for (int i = 0; s->engines && i < r->nrecipes; i++) fpsim_recipe_engine_free(s->engines[i]);
+        free(s->cand);
+        free(s->engines);
+        if (s->acts.memory) fpsim_acts_free(&s->acts);
+        free(s->tokens);
+        free(s->targets);
+        free(s->mask);
+        free(s->scratch_c);
+        free(s);
+    }
+    for (int i = 0; r->results && i < r->nrecipes; i++) {
+        fpsim_replay_result *res = &r->results[i];
+        free(res->loss);
+        free(res->gemm);
+        free(res->operand);
+        free(res->scale);
+        free(res->operand_drift);
+        free(res->point);
+        free(res->grad);
+        free(res->drift);
+    }
+    free(r->results);
+    free(r->ref_loss);
+    free(r->tensor_names);
+    free(r->tensor_kind);
+    free(r->tensor_layer);
+    free(r);
+}
+
+/* Compare every parameter tensor of two slabs into stats[tensor]. */
+static fpsim_status compare_tensors(const fpsim_replay *r, const fpsim_model *ref,
+                                    const fpsim_params *ref_slab, const fpsim_model *cand,
+                                    const fpsim_params *cand_slab, fpsim_stats *stats)
+{
+    for (int t = 0; t < r->dims.tensors; t++) {
+        double *a, *b;
+        size_t na, nb;
+        fpsim_status st = fpsim_model_param_slice(ref, ref_slab, r->tensor_kind[t], r->tensor_layer[t], &a, &na);
+        if (!st) st = fpsim_model_param_slice(cand, cand_slab, r->tensor_kind[t], r->tensor_layer[t], &b, &nb);
+        if (st) return st;
+        if ((st = fpsim_stats_add_f64(&stats[t], a, b, na < nb ? na : nb, 1))) return st;
+    }
+    return FPSIM_OK;
+}
+
+/* The local view: every recorded reference GEMM, re-issued with the reference's operands. */
+static fpsim_status run_local(replay_state *s, fpsim_recipe_engine *e)
+{
+    fpsim_numerics nx = fpsim_recipe_engine_numerics(e);
+    size_t nrec = (size_t)s->dims.layers * FPSIM_SITE_COUNT * FPSIM_PASS_COUNT;
+    s->view = FPSIM_VIEW_LOCAL;
+    for (size_t i = 0; i < nrec; i++) {
+        const replay_gemm_record *r = &s->rec[i];
+        if (!r->valid) continue;
+        size_t n = r->M * r->N;
+        if (n > s->scratch_cap) {
+            double *p = realloc(s->scratch_c, n * sizeof *p);
+            if (!p) return fpsim_fail(FPSIM_ENOMEM, "replay: out of memory");
+            s->scratch_c = p;
+            s->scratch_cap = n;
+        }
+        fpsim_gemm_call c;
+        memset(&c, 0, sizeof c);
+        c.layer = (int)(i / (FPSIM_SITE_COUNT * FPSIM_PASS_COUNT));
+        c.site = (fpsim_site)((i / FPSIM_PASS_COUNT) % FPSIM_SITE_COUNT);
+        c.pass = (fpsim_pass)(i % FPSIM_PASS_COUNT);
+        c.M = r->M;
+        c.N = r->N;
+        c.K = r->K;
+        c.a = (fpsim_gemm_operand){r->a, r->a_cols, r->a_trans, r->a_role};
+        c.b = (fpsim_gemm_operand){r->b, r->b_cols, r->b_trans, r->b_role};
+        c.c = s->scratch_c;
+        c.ldc = r->N;
+        fpsim_status st = nx.gemm(nx.ctx, &c);
+        if (st) return st;
+    }
+    s->view = FPSIM_VIEW_ACCUMULATED;
+    return FPSIM_OK;
+}
+
+static fpsim_status run_step(fpsim_replay *r, int step, int *done, int total)
+{
+    replay_state *s = r->state;
+    const fpsim_replay_config *cfg = &r->config;
+    s->step = step;
+    fpsim_status st = cfg->batch(cfg->batch_ctx, step, s->tokens, s->targets, s->mask);
+    if (st) return st;
+
+    /* 2. the reference, recorded */
+    fpsim_numerics refnx = replay_recorder_numerics(s);
+    double loss;
+    if ((st = fpsim_model_forward(&s->ref, &refnx, &s->acts, s->tokens, s->targets, s->mask,
+                                  replay_record_point, s, &loss)))
+        return st;
+    if ((st = fpsim_model_backward(&s->ref, &refnx, &s->acts, replay_record_point, s))) return st;
+    r->ref_loss[step] = loss;
+    if (cfg->progress) cfg->progress(cfg->progress_ctx, ++*done, total);
+
+    /* 3. each recipe */
+    for (int i = 0; i < r->nrecipes; i++) {
+        fpsim_replay_result *res = &r->results[i];
+        fpsim_model *m = &s->cand[i];
+        fpsim_recipe_engine *e = s->engines[i];
+        fpsim_numerics nx = fpsim_recipe_engine_numerics(e);
+        fpsim_recipe_engine_set_step(e, (uint64_t)step);
+        s->cur = res;
+        s->view = FPSIM_VIEW_ACCUMULATED;
+        s->failed = 0;
+        if ((st = fpsim_model_forward(m, &nx, &s->acts, s->tokens, s->targets, s->mask,
+                                      replay_compare_point, s, &loss)))
+            return st;
+        if ((st = fpsim_model_backward(m, &nx, &s->acts, replay_compare_point, s))) return st;
+        res->loss[step] = loss;
+        if ((st = compare_tensors(r, &s->ref, &s->ref.grads, m, &m->grads,
+                                  &res->grad[(size_t)step * (size_t)r->dims.tensors])))
+            return st;
+        if (cfg->local_view && (st = run_local(s, e))) return st;
+        if (s->failed) return fpsim_fail(FPSIM_ENOMEM, "replay: out of memory while comparing");
+        st = fpsim_adamw_step(m, &cfg->opt, NULL);
+        if (st == FPSIM_EDATA) {
+            res->skipped_updates++; /* a non-finite gradient is data: no update, keep going */
+            fpsim_clear_error();
+        } else if (st) {
+            return st;
+        }
+        if (cfg->progress) cfg->progress(cfg->progress_ctx, ++*done, total);
+    }
+
+    /* 4. the reference's update, then each recipe's distance from it */
+    if ((st = fpsim_adamw_step(&s->ref, &cfg->opt, NULL))) return st;
+    for (int i = 0; i < r->nrecipes; i++) {
+        fpsim_stats *drift = &r->results[i].drift[(size_t)step * (size_t)r->dims.tensors];
+        if ((st = compare_tensors(r, &s->ref, &s->ref.params, &s->cand[i], &s->cand[i].params, drift)))
+            return st;
+    }
+    return FPSIM_OK;
+}
+
+fpsim_status fpsim_replay_run(fpsim_replay *r)
+{
+    int done = 0, total = r->dims.steps * (1 + r->nrecipes);
+    for (int step = r->steps_done; step < r->dims.steps; step++) {
+        fpsim_status st = run_step(r, step, &done, total);
+        if (st) return st;
+        r->steps_done = step + 1;
+        if (r->config.step_done && (st = r->config.step_done(r->config.step_ctx, r->steps_done)))
+            return st;
+    }
+    return FPSIM_OK;
+}

@@ -171,7 +171,7 @@ fpsim_status fpsim_cli_parse_threads(const char *text, int *out)
         *out = 0;
         return FPSIM_OK;
     }
-    long v;
+    long v = 0;
     fpsim_status st = fpsim_cli_parse_int(text, "--threads", 0, 1024, &v);
     if (st) return st;
     *out = (int)v;

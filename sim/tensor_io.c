@@ -1,0 +1,253 @@
+/* tensor_io.c: the 2-D input tensor from .npy, HDF5 or raw bytes (see fpsim_tensor_io.h). */
+#include "fpsim_tensor_io.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fpsim_h5.h"
+
+fpsim_status fpsim_tensor_dtype_parse(fpsim_tensor_dtype *out, const char *name)
+{
+    if (!strcmp(name, "f32") || !strcmp(name, "float32")) {
+        *out = FPSIM_TENSOR_F32;
+        return FPSIM_OK;
+    }
+    if (!strcmp(name, "bf16") || !strcmp(name, "bfloat16")) {
+        *out = FPSIM_TENSOR_BF16;
+        return FPSIM_OK;
+    }
+    return fpsim_fail(FPSIM_ENAME, "unknown dtype '%s'; valid: f32, bf16", name);
+}
+
+void fpsim_tensor2d_free(fpsim_tensor2d *t)
+{
+    free(t->f32);
+    free(t->bf16);
+    t->f32 = NULL;
+    t->bf16 = NULL;
+}
+
+static void tensor_clear(fpsim_tensor2d *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+/* rows*cols*esize without overflow, or 0 with an error recorded. */
+static fpsim_status byte_count(size_t *bytes, size_t rows, size_t cols, size_t esize, const char *path)
+{
+    if (rows == 0 || cols == 0)
+        return fpsim_fail(FPSIM_ESHAPE, "'%s': tensor shape %zux%zu has a zero dimension", path, rows, cols);
+    if (rows > SIZE_MAX / cols / esize)
+        return fpsim_fail(FPSIM_ESHAPE, "'%s': tensor shape %zux%zu is too large", path, rows, cols);
+    *bytes = rows * cols * esize;
+    return FPSIM_OK;
+}
+
+/* Round float64 values to float32, once (C conversion: round to nearest even under the default
+ * rounding mode; finite values beyond FLT_MAX become +-Inf, as numpy astype(float32) does). */
+static float *f64_to_f32(const double *x, size_t n)
+{
+    float *y = malloc(n * sizeof *y);
+    if (!y) return NULL;
+    for (size_t i = 0; i < n; i++) y[i] = (float)x[i];
+    return y;
+}
+
+/* ---- raw ---- */
+
+fpsim_status fpsim_tensor_read_raw(fpsim_tensor2d *out, const char *path, size_t rows, size_t cols,
+                                   fpsim_tensor_dtype dtype)
+{
+    tensor_clear(out);
+    size_t esize = dtype == FPSIM_TENSOR_BF16 ? 2 : 4, bytes = 0;
+    fpsim_status st = byte_count(&bytes, rows, cols, esize, path);
+    if (st) return st;
+    FILE *f = fopen(path, "rb");
+    if (!f) return fpsim_fail(FPSIM_EIO, "cannot read '%s': %s", path, strerror(errno));
+    void *data = malloc(bytes);
+    if (!data) {
+        fclose(f);
+        return fpsim_fail(FPSIM_ENOMEM, "out of memory for a %zux%zu tensor", rows, cols);
+    }
+    size_t got = fread(data, 1, bytes, f);
+    int extra = got == bytes && fgetc(f) != EOF;
+    int err = ferror(f);
+    fclose(f);
+    const char *tname = dtype == FPSIM_TENSOR_BF16 ? "bf16" : "f32";
+    if (err) st = fpsim_fail(FPSIM_EIO, "cannot read '%s': read error", path);
+    else if (got < bytes)
+        st = fpsim_fail(FPSIM_EFORMAT, "'%s' is truncated: %zu bytes, a %zux%zu %s tensor needs %zu",
+                        path, got, rows, cols, tname, bytes);
+    else if (extra)
+        st = fpsim_fail(FPSIM_EFORMAT, "'%s' is longer than a %zux%zu %s tensor (%zu bytes): wrong --shape or --dtype?",
+                        path, rows, cols, tname, bytes);
+    if (st) {
+        free(data);
+        return st;
+    }
+    /* Raw data is little-endian, like every machine fpsim runs on (x86-64, aarch64). */
+    out->rows = rows;
+    out->cols = cols;
+    out->dtype = dtype;
+    if (dtype == FPSIM_TENSOR_BF16) out->bf16 = data;
+    else out->f32 = data;
+    strcpy(out->format, "raw");
+    strcpy(out->source_dtype, tname);
+    return FPSIM_OK;
+}
+
+/* ---- HDF5 ---- */
+
+/* Name of the only dataset at the root of an HDF5 file (for a missing --dataset). */
+struct only_dataset {
+    int count;
+    char name[256];
+};
+
+static herr_t note_dataset(hid_t group, const char *name, const H5L_info_t *info, void *data)
+{
+    (void)info;
+    struct only_dataset *o = data;
+    /* H5Oopen + H5Iget_type: the same in HDF5 1.10 and 1.12+ (H5Oget_info changed). */
+    hid_t obj = H5Oopen(group, name, H5P_DEFAULT);
+    if (obj < 0) return 0;
+    if (H5Iget_type(obj) == H5I_DATASET && o->count++ == 0) snprintf(o->name, sizeof o->name, "%s", name);
+    H5Oclose(obj);
+    return 0;
+}
+
+static fpsim_status find_only_dataset(char *name, size_t cap, const char *path)
+{
+    hid_t file;
+    fpsim_status st = fpsim_h5_open_read(&file, path);
+    if (st) return st;
+    struct only_dataset o = {0, ""};
+    hsize_t idx = 0;
+    H5E_BEGIN_TRY {
+        H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, &idx, note_dataset, &o);
+        H5Fclose(file);
+    } H5E_END_TRY;
+    if (o.count == 0) return fpsim_fail(FPSIM_EFORMAT, "'%s' has no dataset at its root; name one with --dataset", path);
+    if (o.count > 1)
+        return fpsim_fail(FPSIM_EINVAL, "'%s' holds %d datasets; choose one with --dataset (e.g. --dataset %s)",
+                          path, o.count, o.name);
+    snprintf(name, cap, "%s", o.name);
+    return FPSIM_OK;
+}
+
+static fpsim_status read_hdf5(fpsim_tensor2d *out, const fpsim_tensor_source *src)
+{
+    char only[256];
+    const char *dataset = src->dataset;
+    if (!dataset) {
+        fpsim_status st = find_only_dataset(only, sizeof only, src->path);
+        if (st) return st;
+        dataset = only;
+    }
+    fpsim_h5_matrix m;
+    fpsim_status st = fpsim_h5_read_matrix(&m, src->path, dataset);
+    if (st) return st;
+    if (m.rows == 0 || m.cols == 0) {
+        free(m.data);
+        return fpsim_fail(FPSIM_ESHAPE, "dataset '%s' in '%s' has shape %zux%zu (empty)", dataset,
+                          src->path, m.rows, m.cols);
+    }
+    out->rows = m.rows;
+    out->cols = m.cols;
+    strcpy(out->format, "hdf5");
+    switch (m.type) {
+    case FPSIM_H5_BF16:
+        out->dtype = FPSIM_TENSOR_BF16;
+        out->bf16 = m.data;
+        strcpy(out->source_dtype, "bf16");
+        break;
+    case FPSIM_H5_F64:
+        out->dtype = FPSIM_TENSOR_F32;
+        out->f32 = f64_to_f32(m.data, m.rows * m.cols);
+        free(m.data);
+        if (!out->f32) return fpsim_fail(FPSIM_ENOMEM, "out of memory for a %zux%zu tensor", m.rows, m.cols);
+        strcpy(out->source_dtype, "f64");
+        out->rounded = 1;
+        break;
+    default:
+        out->dtype = FPSIM_TENSOR_F32;
+        out->f32 = m.data;
+        strcpy(out->source_dtype, "f32");
+        break;
+    }
+    return FPSIM_OK;
+}
+
+/* ---- .npy ---- */
+
+static fpsim_status read_npy(fpsim_tensor2d *out, const char *path, const fpsim_tensor_dtype *dtype)
+{
+    (void)out;
+    (void)dtype;
+    return fpsim_fail(FPSIM_EUNSUPPORTED, "'%s': .npy input is not available in this build yet", path);
+}
+
+/* ---- dispatch ---- */
+
+enum input_kind { INPUT_UNKNOWN, INPUT_NPY, INPUT_HDF5 };
+
+static fpsim_status sniff(enum input_kind *kind, const char *path)
+{
+    static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+    static const unsigned char h5_magic[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char head[8] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) return fpsim_fail(FPSIM_EIO, "cannot read '%s': %s", path, strerror(errno));
+    size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
+    *kind = INPUT_UNKNOWN;
+    if (got >= 6 && !memcmp(head, npy_magic, 6)) *kind = INPUT_NPY;
+    else if (got == 8 && !memcmp(head, h5_magic, 8)) *kind = INPUT_HDF5;
+    else {
+        /* HDF5 files may start with a user block (signature at 512, 1024, ...): ask HDF5. */
+        htri_t is_h5;
+        H5E_BEGIN_TRY { is_h5 = H5Fis_hdf5(path); } H5E_END_TRY;
+        if (is_h5 > 0) *kind = INPUT_HDF5;
+    }
+    return FPSIM_OK;
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+fpsim_status fpsim_tensor_read(fpsim_tensor2d *out, const fpsim_tensor_source *src)
+{
+    tensor_clear(out);
+    if (!src->path || !*src->path) return fpsim_fail(FPSIM_EINVAL, "no input file given");
+    fpsim_tensor_dtype dtype = FPSIM_TENSOR_F32;
+    if (src->dtype) {
+        fpsim_status st = fpsim_tensor_dtype_parse(&dtype, src->dtype);
+        if (st) return st;
+    }
+    if (src->rows || src->cols) {
+        if (src->dataset) return fpsim_fail(FPSIM_EINVAL, "--dataset and --shape exclude each other (HDF5 vs raw input)");
+        return fpsim_tensor_read_raw(out, src->path, src->rows, src->cols, dtype);
+    }
+    enum input_kind kind;
+    fpsim_status st = sniff(&kind, src->path);
+    if (st) return st;
+    if (kind == INPUT_NPY) {
+        if (src->dataset) return fpsim_fail(FPSIM_EINVAL, "--dataset given but '%s' is a .npy file", src->path);
+        return read_npy(out, src->path, src->dtype ? &dtype : NULL);
+    }
+    if (kind == INPUT_HDF5) {
+        if (src->dtype) return fpsim_fail(FPSIM_EINVAL, "--dtype is for raw and .npy input; HDF5 '%s' says its own type", src->path);
+        return read_hdf5(out, src);
+    }
+    if (has_suffix(src->path, ".npy"))
+        return fpsim_fail(FPSIM_EFORMAT, "'%s' is not a valid .npy file (no \\x93NUMPY magic)", src->path);
+    if (has_suffix(src->path, ".h5") || has_suffix(src->path, ".hdf5"))
+        return fpsim_fail(FPSIM_EFORMAT, "'%s' is not a valid HDF5 file (no signature)", src->path);
+    return fpsim_fail(FPSIM_EFORMAT, "'%s' is neither .npy nor HDF5; for raw data give --shape RxC [--dtype f32|bf16]",
+                      src->path);
+}

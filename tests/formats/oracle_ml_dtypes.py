@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""oracle_ml_dtypes: `fpsim convert --policy ml_dtypes` against ml_dtypes 0.6 itself.
+
+For each format ml_dtypes has, float32 bit patterns are converted by NumPy's astype to the
+ml_dtypes type and, in the same chunk, by the fpsim CLI fed through a pipe; the codes must be
+identical, NaN encodings included. Formats marked FULL sweep all 2^32 float32 inputs; the others
+take every STRIDE-th bit pattern (an odd stride, so every low mantissa bit pattern occurs) plus
+every input within 8 ulps of each representable value and midpoint. float64 sources are checked
+on random values and values next to every midpoint: NumPy's astype from float64 goes through
+float32 (formats-spec.md §1.3), and fpsim's ml_dtypes policy must do the same.
+
+Usage: oracle_ml_dtypes.py --fpsim PATH [--stride S] [--formats a,b,...]
+  --stride S   sample every format with stride S (the fast label's quick run)
+Exit 0 pass, 1 mismatch, 2 usage, 77 skipped (ml_dtypes not importable).
+"""
+import argparse
+import concurrent.futures
+import subprocess
+import sys
+import time
+
+try:
+    import numpy as np
+    import ml_dtypes
+except ImportError as e:  # pragma: no cover - depends on the machine
+    print(f"skipped: ml_dtypes/numpy not importable ({e}); pip install ml_dtypes==0.6.0")
+    sys.exit(77)
+
+# fpsim format name -> (ml_dtypes type name, swept completely over 2^32 inputs?)
+FORMATS = {
+    "e4m3": ("float8_e4m3fn", True),
+    "e5m2": ("float8_e5m2", True),
+    "e2m1": ("float4_e2m1fn", True),
+    "e8m0": ("float8_e8m0fnu", True),
+    "bf16": ("bfloat16", True),
+    "e2m3": ("float6_e2m3fn", False),
+    "e3m2": ("float6_e3m2fn", False),
+    "e4m3fnuz": ("float8_e4m3fnuz", False),
+    "e5m2fnuz": ("float8_e5m2fnuz", False),
+    "e4m3b11fnuz": ("float8_e4m3b11fnuz", False),
+    "e4m3ieee": ("float8_e4m3", False),
+}
+CHUNK = 1 << 24
+SAMPLED_STRIDE = 15
+PRINT_LIMIT = 10
+
+
+def fpsim_convert(fpsim, fmt, data, src="f32"):
+    """Codes from `fpsim convert` for raw little-endian input bytes."""
+    cmd = [fpsim, "convert", "--to", fmt, "--from", src, "--policy", "ml_dtypes"]
+    res = subprocess.run(cmd, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if res.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({res.returncode}): "
+                           f"{res.stderr.decode(errors='replace').strip()}")
+    return res.stdout
+
+
+def codes_of(arr):
+    """ml_dtypes array -> its codes as unsigned integers."""
+    return arr.view(np.uint16 if arr.dtype.itemsize == 2 else np.uint8)
+
+
+class Mismatches:
+    def __init__(self, label):
+        self.label, self.checks, self.failures = label, 0, 0
+
+    def compare(self, inputs, got, want, fmt_in):
+        self.checks += len(want)
+        bad = np.nonzero(got != want)[0]
+        for i in bad[: max(0, PRINT_LIMIT - self.failures)]:
+            print(f"FAIL [{self.label}] x={fmt_in(inputs[i])}: fpsim 0x{int(got[i]):02x}, "
+                  f"ml_dtypes 0x{int(want[i]):02x}", file=sys.stderr)
+        self.failures += len(bad)
+
+    def summary(self):
+        if self.checks == 0:
+            print(f"FAIL [{self.label}] made no comparison", file=sys.stderr)
+            return 1
+        print(f"{'FAIL' if self.failures else 'ok  '} [{self.label}] {self.checks} checks, "
+              f"{self.failures} failures", flush=True)
+        return 1 if self.failures else 0
+
+
+def near_thresholds(dt):
+    """float32 bit patterns within 8 ulps of every representable value and midpoint of dt."""
+    width = np.dtype(dt).itemsize * 8
+    bits = 4 if "float4" in np.dtype(dt).name else (6 if "float6" in np.dtype(dt).name else width)
+    codes = np.arange(1 << bits, dtype=np.uint16 if width == 16 else np.uint8)
+    vals = codes.view(dt).astype(np.float64)
+    vals = np.unique(np.abs(vals[np.isfinite(vals)]))
+    mids = (vals[:-1] + vals[1:]) / 2
+    pts = np.concatenate([vals, mids, [vals[-1] * 2]])
+    pts = pts[pts < 3.4e38].astype(np.float32).view(np.uint32).astype(np.int64)
+    near = (pts[:, None] + np.arange(-8, 9)[None, :]).ravel()
+    near = near[(near >= 0) & (near <= 0x7F800000)]
+    near = np.unique(near).astype(np.uint32)
+    return np.concatenate([near, near | np.uint32(0x80000000)])
+
+
+def sweep_f32(fpsim, fmt, dtname, stride, pool):
+    dt = getattr(ml_dtypes, dtname)
+    full = stride == 1
+    m = Mismatches(f"f32->{fmt} ml_dtypes vs ml_dtypes.{dtname}"
+                   + ("" if full else f" (every {stride}th + near thresholds)"))
+    t0 = time.time()
+    chunks = []
+    step = CHUNK * stride
+    for start in range(0, 1 << 32, step):
+        chunks.append(("range", start))
+    if not full:
+        chunks.append(("near", None))
+    for kind, start in chunks:
+        if kind == "range":
+            count = min(CHUNK, ((1 << 32) - start + stride - 1) // stride)
+            xb = (np.arange(count, dtype=np.uint64) * stride + start).astype(np.uint32)
+        else:
+            xb = near_thresholds(dt)
+        x = xb.view(np.float32)
+        fut = pool.submit(fpsim_convert, fpsim, fmt, x.tobytes())
+        want = codes_of(x.astype(dt))
+        got = np.frombuffer(fut.result(), dtype=want.dtype)
+        if got.size != want.size:
+            print(f"FAIL [{m.label}] fpsim wrote {got.size} codes for {want.size} inputs",
+                  file=sys.stderr)
+            return 1
+        m.compare(xb, got, want, lambda b: f"0x{int(b):08x}")
+    rc = m.summary()
+    print(f"     {fmt}: {m.checks} inputs in {time.time() - t0:.1f} s", flush=True)
+    return rc
+
+
+def sweep_f64(fpsim, fmt, dtname, pool):
+    """float64 -> dt: NumPy's astype (through float32) vs fpsim --from f64."""
+    dt = getattr(ml_dtypes, dtname)
+    rng = np.random.default_rng(1234)
+    near32 = near_thresholds(dt).view(np.float32).astype(np.float64)
+    # doubles just above/below each float32 near a threshold, and halfway between float32s
+    up = np.nextafter(near32, np.inf)
+    down = np.nextafter(near32, -np.inf)
+    f32_next = np.nextafter(near32.astype(np.float32), np.float32(np.inf)).astype(np.float64)
+    half = (near32 + f32_next) / 2
+    rand = rng.standard_normal(1 << 20) * np.exp2(rng.integers(-30, 30, 1 << 20))
+    x = np.concatenate([near32, up, down, half, np.nextafter(half, np.inf),
+                        np.nextafter(half, -np.inf), rand, [np.inf, -np.inf, np.nan, 0.0, -0.0]])
+    x = x[np.isfinite(x) | np.isinf(x) | np.isnan(x)]
+    m = Mismatches(f"f64->{fmt} ml_dtypes vs numpy astype")
+    fut = pool.submit(fpsim_convert, fpsim, fmt, x.astype(np.float64).tobytes(), "f64")
+    want = codes_of(x.astype(dt))
+    got = np.frombuffer(fut.result(), dtype=want.dtype)
+    m.compare(x, got, want, lambda v: f"{float(v).hex()}")
+    return m.summary()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fpsim", required=True, help="path of the fpsim executable")
+    ap.add_argument("--stride", type=int, default=0,
+                    help="sample every format with this stride instead of the default plan")
+    ap.add_argument("--formats", default=",".join(FORMATS), help="comma-separated fpsim names")
+    args = ap.parse_args()
+    names = [f for f in args.formats.split(",") if f]
+    for f in names:
+        if f not in FORMATS:
+            print(f"unknown format '{f}'; valid: {', '.join(FORMATS)}", file=sys.stderr)
+            return 2
+    print(f"ml_dtypes {ml_dtypes.__version__}, numpy {np.__version__}", flush=True)
+    failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        try:
+            for fmt in names:
+                dtname, full = FORMATS[fmt]
+                stride = args.stride if args.stride > 0 else (1 if full else SAMPLED_STRIDE)
+                failed += sweep_f32(args.fpsim, fmt, dtname, stride, pool)
+                failed += sweep_f64(args.fpsim, fmt, dtname, pool)
+        except RuntimeError as e:
+            print(f"FAIL {e}", file=sys.stderr)
+            return 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -51,7 +51,8 @@ typedef struct fpsim_format {
     uint8_t specials;        /* fpsim_specials */
     uint16_t max_mag;        /* code magnitude (sign bit clear) of the largest finite value */
     uint16_t inf_mag;        /* magnitude code of Inf, 0 if the format has none */
-    uint16_t nan_mag;        /* magnitude code of the canonical (quiet) NaN, 0 if none */
+    uint16_t nan_mag;        /* magnitude code of the canonical (quiet) NaN, 0 if none; for the
+                              * FNUZ formats the full code 0x80 */
     double max, min_normal, min_subnormal, epsilon; /* limits (min_subnormal 0 if none) */
 } fpsim_format;
 
@@ -62,32 +63,50 @@ typedef enum fpsim_round {
     FPSIM_RU,      /* toward +Inf */
     FPSIM_RD,      /* toward -Inf */
     FPSIM_SR,      /* stochastic: add random bits at the top of the discarded field, truncate */
-    FPSIM_ROUND_COUNT
+    FPSIM_ROUND_COUNT,
+    FPSIM_ROUND_DEFAULT = 15 /* for fpsim_spec_make() only: the policy's default rounding */
 } fpsim_round;
 
 /* Flags of a spec. */
 enum {
-    FPSIM_SPEC_UNSIGNED_ZERO = 1u << 0, /* a result of zero magnitude is written as +0 */
+    FPSIM_SPEC_UNSIGNED_ZERO = 1u << 0,  /* a result of zero magnitude is written as +0 */
     FPSIM_SPEC_NEGZERO_IN_POS = 1u << 1, /* an input of exactly -0.0 converts as +0.0 (TE ref) */
     FPSIM_SPEC_F64_VIA_F32 = 1u << 2,    /* f64 sources are first rounded to f32 (numpy astype) */
-    FPSIM_SPEC_CLAMP_FIRST = 1u << 3,    /* finite values and Inf are clamped to +-max first */
+    FPSIM_SPEC_CLAMP_FIRST = 1u << 3,    /* finite values and Inf are clamped to +-max first; a
+                                          * marker only: the table encodes it as overflow and
+                                          * Inf codes equal to +-max, which gives the same bits */
     FPSIM_SPEC_E8M0_ABS = 1u << 4,       /* E8M0: negative inputs convert by magnitude */
-    FPSIM_SPEC_E8M0_NEG_NAN = 1u << 5    /* E8M0: negative inputs give e8m0_neg (NaN or 0) */
+    FPSIM_SPEC_E8M0_NEG_NAN = 1u << 5,   /* E8M0: negative inputs (-0 included) give e8m0_neg */
+    FPSIM_SPEC_NAN_PAYLOAD = 1u << 6,    /* NaN keeps its top payload bits (truncated, not
+                                          * quieted); a payload truncated to 0 becomes 1
+                                          * (numpy float16 npy_floatbits_to_halfbits) */
+    FPSIM_SPEC_NAN_TORCHAO = 1u << 7,    /* NaN goes through torchao's normal-branch bit
+                                          * arithmetic: a payload-dependent code (FP4/FP6) */
+    FPSIM_SPEC_E8M0_TRUE_GRID = 1u << 8  /* E8M0: nonzero |x| <= 2^-127 gives 0x00 (PTX
+                                          * cvt.{rz,rp}.ue8m0x2 host emulation, cuda_fp8.hpp) */
 };
 
 /* One implementation's complete conversion rule for one format: everything that decides bits.
- * Codes are full codes (sign included). Filled by fpsim_spec_make() from the policy table. */
+ * Codes are full codes (sign included). Filled by fpsim_spec_make() from the format table and
+ * the policy table; kernels take it by value. */
 typedef struct fpsim_spec {
-    uint8_t format;          /* fpsim_format_id */
-    uint8_t round;           /* fpsim_round */
-    uint8_t sr_bits;         /* random bits used by FPSIM_SR (1..32) */
-    uint8_t flags;           /* FPSIM_SPEC_* */
-    uint16_t ovf_pos, ovf_neg; /* finite overflow under nearest/SR rounding */
+    uint8_t format;            /* fpsim_format_id */
+    uint8_t round;             /* fpsim_round */
+    uint8_t sr_bits;           /* random bits used by FPSIM_SR (1..32) */
+    uint8_t bits;              /* storage bits of the format, sign included */
+    uint8_t ebits, mbits;      /* exponent and explicit mantissa bits of the format */
+    uint8_t is_signed;         /* 0 only for E8M0 */
+    uint8_t specials;          /* fpsim_specials of the format */
+    uint16_t flags;            /* FPSIM_SPEC_* */
+    int16_t bias;              /* exponent bias of the format */
+    uint16_t max_mag;          /* magnitude code of the largest finite value */
+    uint16_t ovf_pos, ovf_neg; /* finite overflow under nearest and SR rounding, and under
+                                * directed rounding away from zero */
     uint16_t inf_pos, inf_neg; /* +Inf / -Inf input */
     uint16_t nan_pos, nan_neg; /* NaN input with sign bit clear / set */
-    uint16_t e8m0_zero;      /* E8M0: code for an input of zero */
-    uint16_t e8m0_neg;       /* E8M0: code for a negative input under FPSIM_SPEC_E8M0_NEG_NAN */
-    uint16_t policy;         /* index of the policy in the table (for names in outputs) */
+    uint16_t e8m0_zero;        /* E8M0: code for an input of zero */
+    uint16_t e8m0_neg;         /* E8M0: code for a negative input under FPSIM_SPEC_E8M0_NEG_NAN */
+    uint16_t policy;           /* index of the policy in the table (for names in outputs) */
 } fpsim_spec;
 
 #endif

@@ -1,0 +1,324 @@
+/* convert_array.c: array conversions (f32/f64/bf16/f16 -> codes, codes -> f32/f64).
+ *
+ * Each hot loop calls the scalar core (fpsim_core.h) with the rounding mode as a compile-time
+ * constant, on a local copy of the spec (so that stores to the uint8_t codes cannot alias it),
+ * and is compiled three times (AVX-512, AVX2, baseline x86-64) with the best chosen at run time
+ * (gcc target_clones). The core is branch-free in the data, so these loops vectorize.
+ *
+ * Work is cut into tiles of TILE elements; a tile of bf16/f16 sources is first widened exactly to
+ * float32 bits, and under stochastic rounding a tile's random words are drawn first
+ * (fpsim_sr_word layout: word (i & 3) of the Philox block of counter i >> 2). Large arrays are
+ * split over threads (fpsim_parallel_for); element i always uses random word index0 + i, so
+ * neither threads nor tiles change any bit. */
+#include <string.h>
+
+#include "fpsim_core.h"
+#include "fpsim_formats.h"
+#include "fpsim_parallel.h"
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(FPSIM_NO_CLONES)
+#define FPSIM_HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define FPSIM_HOT
+#endif
+
+enum { TILE = 4096, GRAIN = 1 << 16 };
+
+enum source { SRC_F32, SRC_F64, SRC_BF16, SRC_F16 };
+
+/* ---- loads and stores through memcpy (no aliasing assumptions; compiled to plain moves) ---- */
+
+static inline uint32_t load32(const unsigned char *p, size_t i)
+{
+    uint32_t v;
+    memcpy(&v, p + 4 * i, 4);
+    return v;
+}
+
+static inline uint64_t load64(const unsigned char *p, size_t i)
+{
+    uint64_t v;
+    memcpy(&v, p + 8 * i, 8);
+    return v;
+}
+
+/* ---- random words ------------------------------------------------------------------------- */
+
+/* rb[(first & 3) + i] = fpsim_sr_word(seed, stream, first + i) for i < len: whole Philox blocks
+ * are written, so rb needs room for len + 6 words. */
+FPSIM_HOT static void sr_fill(uint32_t *rb, uint64_t seed, uint32_t stream, uint64_t first, size_t len)
+{
+    const uint64_t g0 = first >> 2;
+    const size_t groups = ((size_t)(first & 3) + len + 3) / 4;
+    const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+    for (size_t k = 0; k < groups; k++) {
+        const uint64_t g = g0 + k;
+        const uint32_t ctr[4] = {(uint32_t)g, (uint32_t)(g >> 32), stream, 0u};
+        uint32_t out[4];
+        fpsim_philox4x32_10(ctr, key, out);
+        rb[4 * k + 0] = out[0];
+        rb[4 * k + 1] = out[1];
+        rb[4 * k + 2] = out[2];
+        rb[4 * k + 3] = out[3];
+    }
+}
+
+/* ---- rounding kernels: one loop per mode, the mode a constant in each ---------------------- */
+
+#define ROUND_LOOP(STORE_T, LOAD, CORE, MODE, RB)                                                  \
+    for (size_t i = 0; i < n; i++)                                                             \
+        out[i] = (STORE_T)CORE(LOAD(x, i), &s, RB, MODE)
+
+FPSIM_HOT static void round_f32_u8(uint8_t *out, const unsigned char *x, size_t n, const fpsim_spec *sp,
+                                   const uint32_t *rb)
+{
+    const fpsim_spec s = *sp;
+    switch (s.round) {
+    case FPSIM_RNE: ROUND_LOOP(uint8_t, load32, fpsim_round_f32_mode, FPSIM_RNE, 0); break;
+    case FPSIM_RNA: ROUND_LOOP(uint8_t, load32, fpsim_round_f32_mode, FPSIM_RNA, 0); break;
+    case FPSIM_RZ: ROUND_LOOP(uint8_t, load32, fpsim_round_f32_mode, FPSIM_RZ, 0); break;
+    case FPSIM_RU: ROUND_LOOP(uint8_t, load32, fpsim_round_f32_mode, FPSIM_RU, 0); break;
+    case FPSIM_RD: ROUND_LOOP(uint8_t, load32, fpsim_round_f32_mode, FPSIM_RD, 0); break;
+    default: ROUND_LOOP(uint8_t, load32, fpsim_round_f32_mode, FPSIM_SR, rb[i]); break;
+    }
+}
+
+FPSIM_HOT static void round_f32_u16(uint16_t *out, const unsigned char *x, size_t n, const fpsim_spec *sp,
+                                    const uint32_t *rb)
+{
+    const fpsim_spec s = *sp;
+    switch (s.round) {
+    case FPSIM_RNE: ROUND_LOOP(uint16_t, load32, fpsim_round_f32_mode, FPSIM_RNE, 0); break;
+    case FPSIM_RNA: ROUND_LOOP(uint16_t, load32, fpsim_round_f32_mode, FPSIM_RNA, 0); break;
+    case FPSIM_RZ: ROUND_LOOP(uint16_t, load32, fpsim_round_f32_mode, FPSIM_RZ, 0); break;
+    case FPSIM_RU: ROUND_LOOP(uint16_t, load32, fpsim_round_f32_mode, FPSIM_RU, 0); break;
+    case FPSIM_RD: ROUND_LOOP(uint16_t, load32, fpsim_round_f32_mode, FPSIM_RD, 0); break;
+    default: ROUND_LOOP(uint16_t, load32, fpsim_round_f32_mode, FPSIM_SR, rb[i]); break;
+    }
+}
+
+FPSIM_HOT static void round_f64_u8(uint8_t *out, const unsigned char *x, size_t n, const fpsim_spec *sp,
+                                   const uint32_t *rb)
+{
+    const fpsim_spec s = *sp;
+    switch (s.round) {
+    case FPSIM_RNE: ROUND_LOOP(uint8_t, load64, fpsim_round_f64_mode, FPSIM_RNE, 0); break;
+    case FPSIM_RNA: ROUND_LOOP(uint8_t, load64, fpsim_round_f64_mode, FPSIM_RNA, 0); break;
+    case FPSIM_RZ: ROUND_LOOP(uint8_t, load64, fpsim_round_f64_mode, FPSIM_RZ, 0); break;
+    case FPSIM_RU: ROUND_LOOP(uint8_t, load64, fpsim_round_f64_mode, FPSIM_RU, 0); break;
+    case FPSIM_RD: ROUND_LOOP(uint8_t, load64, fpsim_round_f64_mode, FPSIM_RD, 0); break;
+    default: ROUND_LOOP(uint8_t, load64, fpsim_round_f64_mode, FPSIM_SR, rb[i]); break;
+    }
+}
+
+FPSIM_HOT static void round_f64_u16(uint16_t *out, const unsigned char *x, size_t n, const fpsim_spec *sp,
+                                    const uint32_t *rb)
+{
+    const fpsim_spec s = *sp;
+    switch (s.round) {
+    case FPSIM_RNE: ROUND_LOOP(uint16_t, load64, fpsim_round_f64_mode, FPSIM_RNE, 0); break;
+    case FPSIM_RNA: ROUND_LOOP(uint16_t, load64, fpsim_round_f64_mode, FPSIM_RNA, 0); break;
+    case FPSIM_RZ: ROUND_LOOP(uint16_t, load64, fpsim_round_f64_mode, FPSIM_RZ, 0); break;
+    case FPSIM_RU: ROUND_LOOP(uint16_t, load64, fpsim_round_f64_mode, FPSIM_RU, 0); break;
+    case FPSIM_RD: ROUND_LOOP(uint16_t, load64, fpsim_round_f64_mode, FPSIM_RD, 0); break;
+    default: ROUND_LOOP(uint16_t, load64, fpsim_round_f64_mode, FPSIM_SR, rb[i]); break;
+    }
+}
+
+#undef ROUND_LOOP
+
+/* bf16 / binary16 bits -> float32 bits, exact. */
+FPSIM_HOT static void widen_bf16(uint32_t *out, const uint16_t *h, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = fpsim_bf16_to_f32_bits(h[i]);
+}
+
+FPSIM_HOT static void widen_f16(uint32_t *out, const uint16_t *h, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = fpsim_f16_to_f32_bits(h[i]);
+}
+
+/* ---- the threaded driver ------------------------------------------------------------------ */
+
+typedef struct convert_job {
+    void *codes;
+    const void *x;
+    enum source src;
+    const fpsim_spec *spec;
+    uint64_t seed;
+    uint32_t stream;
+    uint64_t index0;
+} convert_job;
+
+static void convert_range(void *ctx, size_t begin, size_t end)
+{
+    const convert_job *job = ctx;
+    const fpsim_spec *s = job->spec;
+    const int wide = s->bits > 8;
+    uint32_t widened[TILE];
+    uint32_t rb[TILE + 8];
+    for (size_t pos = begin; pos < end; pos += TILE) {
+        const size_t len = end - pos < TILE ? end - pos : TILE;
+        const uint64_t first = job->index0 + pos;
+        const uint32_t *rbits = rb;
+        if (s->round == FPSIM_SR) {
+            sr_fill(rb, job->seed, job->stream, first, len);
+            rbits = rb + (first & 3);
+        }
+        const unsigned char *src;
+        if (job->src == SRC_BF16 || job->src == SRC_F16) {
+            const uint16_t *h = (const uint16_t *)job->x + pos;
+            if (job->src == SRC_BF16)
+                widen_bf16(widened, h, len);
+            else
+                widen_f16(widened, h, len);
+            src = (const unsigned char *)widened;
+        } else {
+            src = (const unsigned char *)job->x + (job->src == SRC_F64 ? 8 : 4) * pos;
+        }
+        if (job->src == SRC_F64) {
+            if (wide)
+                round_f64_u16((uint16_t *)job->codes + pos, src, len, s, rbits);
+            else
+                round_f64_u8((uint8_t *)job->codes + pos, src, len, s, rbits);
+        } else {
+            if (wide)
+                round_f32_u16((uint16_t *)job->codes + pos, src, len, s, rbits);
+            else
+                round_f32_u8((uint8_t *)job->codes + pos, src, len, s, rbits);
+        }
+    }
+}
+
+static fpsim_status check_spec(const fpsim_spec *s, const void *a, const void *b, size_t n)
+{
+    if (!s || s->format >= FPSIM_FORMAT_COUNT || s->round >= FPSIM_ROUND_COUNT || s->sr_bits < 1 ||
+        s->sr_bits > 32)
+        return fpsim_fail(FPSIM_EINVAL, "invalid spec (build it with fpsim_spec_make)");
+    if (n > 0 && (!a || !b))
+        return fpsim_fail(FPSIM_EINVAL, "NULL array with n = %zu", n);
+    return FPSIM_OK;
+}
+
+static fpsim_status convert_any(void *codes, const void *x, enum source src, size_t n, const fpsim_spec *s,
+                                uint64_t seed, uint32_t stream, uint64_t index0, int threads)
+{
+    fpsim_status st = check_spec(s, codes, x, n);
+    if (st)
+        return st;
+    const fpsim_spec local = *s;
+    convert_job job = {codes, x, src, &local, seed, stream, index0};
+    return fpsim_parallel_for(n, GRAIN, convert_range, &job, threads);
+}
+
+fpsim_status fpsim_convert_f32(void *codes, const float *x, size_t n, const fpsim_spec *s, uint64_t seed,
+                               uint32_t stream, uint64_t index0, int threads)
+{
+    return convert_any(codes, x, SRC_F32, n, s, seed, stream, index0, threads);
+}
+
+fpsim_status fpsim_convert_f64(void *codes, const double *x, size_t n, const fpsim_spec *s, uint64_t seed,
+                               uint32_t stream, uint64_t index0, int threads)
+{
+    return convert_any(codes, x, SRC_F64, n, s, seed, stream, index0, threads);
+}
+
+fpsim_status fpsim_convert_bf16(void *codes, const uint16_t *x, size_t n, const fpsim_spec *s, uint64_t seed,
+                                uint32_t stream, uint64_t index0, int threads)
+{
+    return convert_any(codes, x, SRC_BF16, n, s, seed, stream, index0, threads);
+}
+
+fpsim_status fpsim_convert_f16(void *codes, const uint16_t *x, size_t n, const fpsim_spec *s, uint64_t seed,
+                               uint32_t stream, uint64_t index0, int threads)
+{
+    return convert_any(codes, x, SRC_F16, n, s, seed, stream, index0, threads);
+}
+
+/* ---- decoding ----------------------------------------------------------------------------- */
+
+FPSIM_HOT static void decode_u8_f32(unsigned char *y, const uint8_t *c, size_t n, const fpsim_spec *sp)
+{
+    const fpsim_spec s = *sp;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t v = fpsim_decode_f32(c[i], &s);
+        memcpy(y + 4 * i, &v, 4);
+    }
+}
+
+FPSIM_HOT static void decode_u16_f32(unsigned char *y, const uint16_t *c, size_t n, const fpsim_spec *sp)
+{
+    const fpsim_spec s = *sp;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t v = fpsim_decode_f32(c[i], &s);
+        memcpy(y + 4 * i, &v, 4);
+    }
+}
+
+FPSIM_HOT static void decode_u8_f64(unsigned char *y, const uint8_t *c, size_t n, const fpsim_spec *sp)
+{
+    const fpsim_spec s = *sp;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t v = fpsim_decode_f64(c[i], &s);
+        memcpy(y + 8 * i, &v, 8);
+    }
+}
+
+FPSIM_HOT static void decode_u16_f64(unsigned char *y, const uint16_t *c, size_t n, const fpsim_spec *sp)
+{
+    const fpsim_spec s = *sp;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t v = fpsim_decode_f64(c[i], &s);
+        memcpy(y + 8 * i, &v, 8);
+    }
+}
+
+typedef struct decode_job {
+    void *y;
+    const void *codes;
+    int f64;
+    const fpsim_spec *spec;
+} decode_job;
+
+static void decode_range(void *ctx, size_t begin, size_t end)
+{
+    const decode_job *job = ctx;
+    const int wide = job->spec->bits > 8;
+    unsigned char *y = (unsigned char *)job->y + (job->f64 ? 8 : 4) * begin;
+    const size_t n = end - begin;
+    if (wide) {
+        const uint16_t *c = (const uint16_t *)job->codes + begin;
+        if (job->f64)
+            decode_u16_f64(y, c, n, job->spec);
+        else
+            decode_u16_f32(y, c, n, job->spec);
+    } else {
+        const uint8_t *c = (const uint8_t *)job->codes + begin;
+        if (job->f64)
+            decode_u8_f64(y, c, n, job->spec);
+        else
+            decode_u8_f32(y, c, n, job->spec);
+    }
+}
+
+static fpsim_status decode_any(void *y, const void *codes, int f64, size_t n, const fpsim_spec *s, int threads)
+{
+    fpsim_status st = check_spec(s, y, codes, n);
+    if (st)
+        return st;
+    const fpsim_spec local = *s;
+    decode_job job = {y, codes, f64, &local};
+    return fpsim_parallel_for(n, GRAIN, decode_range, &job, threads);
+}
+
+fpsim_status fpsim_decode_array_f32(float *y, const void *codes, size_t n, const fpsim_spec *s, int threads)
+{
+    return decode_any(y, codes, 0, n, s, threads);
+}
+
+fpsim_status fpsim_decode_array_f64(double *y, const void *codes, size_t n, const fpsim_spec *s, int threads)
+{
+    return decode_any(y, codes, 1, n, s, threads);
+}

@@ -1,0 +1,382 @@
+/* fpsim_core.h: the scalar conversion core, one round-and-pack for every format and policy.
+ *
+ * Compiled by gcc for the CPU emulators and by nvcc for the GPU kernels (every function is
+ * FPSIM_HD: static inline, __host__ __device__ under nvcc). Integer-only, no globals, no tables:
+ * everything that decides bits comes in through the fpsim_spec (format fields plus the policy's
+ * special-value codes) and, for stochastic rounding, through the caller's random word.
+ *
+ * Data-dependent choices are written as selects (c ? a : b on values that are all computed), so
+ * that an array loop over this code if-converts and vectorizes. The only `if`s test spec fields
+ * (loop invariants): the rounding mode, the E8M0 rules, the f64-via-f32 policy flag.
+ *
+ * The rule, for a finite float32 x (the f64 path is the same with 64-bit fields, rounded once):
+ *   1. unpack: sign, magnitude, unbiased exponent e (FP32 subnormals: e = -126, no hidden bit),
+ *      24-bit significand sig with the hidden bit;
+ *   2. dropped bits d = 23 - mbits, plus (emin - e) more when the result is subnormal in the
+ *      target (emin = 1 - bias, the exponent of the smallest normal);
+ *   3. round sig to a multiple of 2^d: RNE adds 2^(d-1) - 1 + (the LSB of the kept significand,
+ *      hidden bit included), RNA adds 2^(d-1), RZ nothing, RU/RD 2^d - 1 when rounding away
+ *      from zero; SR adds the top sr_bits of the random word at the top of the discarded field
+ *      and truncates (gpu-numerics.md §1.2); q = the kept significand, hidden bit included;
+ *   4. pack: magnitude code = (max(e - emin, 0) << mbits) + q: the hidden bit (and a carry out
+ *      of the significand) moves into the exponent field by the addition;
+ *   5. overflow: a magnitude code above the largest finite code gives the policy's overflow
+ *      code, except under directed rounding toward zero (IEEE: RZ, RU of a negative, RD of a
+ *      positive value), which gives +-max;
+ *   6. zeros, E8M0 zero/negative rules, Inf and NaN: the policy's codes (fpsim_spec).
+ * E8M0 needs no separate rounding: with bias 127 and no mantissa bits, step 3 rounds with the
+ * implicit bit as LSB and step 4 gives code = exponent field + round bit, which is torch's and
+ * ml_dtypes' rule including FP32 subnormals (code = RNE(x / 2^-126)). */
+#ifndef FPSIM_CORE_H
+#define FPSIM_CORE_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "fpsim_core_types.h"
+
+/* ---- small branch-free helpers ------------------------------------------------------------ */
+
+FPSIM_HD int32_t fpsim_core_max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
+FPSIM_HD uint32_t fpsim_core_min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+FPSIM_HD uint32_t fpsim_core_max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
+
+/* Increment that rounds a significand to a multiple of 2^dd (1 <= dd <= 31) under a
+ * deterministic mode; `neg` is the sign used by directed rounding. RNE's tie rule uses the LSB of
+ * the kept significand, hidden bit included. */
+FPSIM_HD uint32_t fpsim_core_round_increment32(uint32_t mode, uint32_t sig, uint32_t dd, uint32_t neg)
+{
+    const uint32_t half = 1u << (dd - 1);
+    const uint32_t away = (1u << dd) - 1u; /* any nonzero discarded bits carry into the kept part */
+    const uint32_t lsb = (sig >> dd) & 1u;
+    return mode == FPSIM_RNE   ? half - 1u + lsb
+           : mode == FPSIM_RNA ? half
+           : mode == FPSIM_RU  ? (neg ? 0u : away)
+           : mode == FPSIM_RD  ? (neg ? away : 0u)
+                               : 0u; /* FPSIM_RZ */
+}
+
+/* The same for 64-bit significands (1 <= dd <= 63). */
+FPSIM_HD uint64_t fpsim_core_round_increment64(uint32_t mode, uint64_t sig, uint32_t dd, uint32_t neg)
+{
+    const uint64_t half = (uint64_t)1 << (dd - 1);
+    const uint64_t away = ((uint64_t)1 << dd) - 1u;
+    const uint64_t lsb = (sig >> dd) & 1u;
+    return mode == FPSIM_RNE   ? half - 1u + lsb
+           : mode == FPSIM_RNA ? half
+           : mode == FPSIM_RU  ? (neg ? 0u : away)
+           : mode == FPSIM_RD  ? (neg ? away : 0u)
+                               : 0u;
+}
+
+/* Steps 4-6 shared by the f32 and f64 paths: pack (base, q) and apply overflow and zero rules.
+ * `mag` is the packed magnitude code (above max_mag: it overflowed). */
+FPSIM_HD uint32_t fpsim_core_pack(const fpsim_spec *s, uint32_t mode, uint32_t sign, uint32_t mag)
+{
+    const uint32_t neg = sign & s->is_signed;
+    const uint32_t sign_code = neg << (s->bits - 1);
+    /* IEEE 754 directed rounding: overflow toward zero stops at the largest finite value. */
+    const uint32_t toward_zero = (mode == FPSIM_RZ) | ((mode == FPSIM_RU) & neg) |
+                                 ((mode == FPSIM_RD) & (neg ^ 1u));
+    const uint32_t ovf_code = toward_zero ? (sign_code | s->max_mag) : (sign ? s->ovf_neg : s->ovf_pos);
+    uint32_t code = mag > s->max_mag ? ovf_code : (sign_code | mag);
+    /* Formats or implementations without -0 (FNUZ, DeepGEMM's reference) write +0. */
+    code = ((s->flags & FPSIM_SPEC_UNSIGNED_ZERO) && mag == 0) ? 0u : code;
+    return code;
+}
+
+/* ---- float32 -> code ---------------------------------------------------------------------- */
+
+/* fpsim_round_f32 with the rounding mode passed separately, so that array loops can pass a
+ * constant and let the compiler drop the other modes. */
+FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t rbits, uint32_t mode)
+{
+    /* 1. Unpack. */
+    const uint32_t sign = x >> 31;
+    const uint32_t a = x & 0x7FFFFFFFu;
+    const uint32_t ef = a >> 23;
+    const uint32_t sig = (a & 0x7FFFFFu) | ((uint32_t)(ef != 0) << 23);
+    const int32_t e = (int32_t)(ef + (ef == 0)) - 127;
+    const int32_t emin = 1 - (int32_t)s->bias;
+    const uint32_t mbits = s->mbits;
+
+    /* 2. Bits to drop: wider when the result is subnormal in the target. */
+    const uint32_t d = 23u - mbits + (uint32_t)fpsim_core_max_i32(emin - e, 0); /* >= 13 */
+
+    /* 3. Round the significand to a multiple of 2^d. */
+    uint32_t q;
+    if (mode == FPSIM_SR) {
+        /* q = floor((sig + r * 2^(d-32)) / 2^d) with r = the top sr_bits of rbits, i.e. r added
+         * at the top of the discarded field. Computed as floor((sig * 2^(32-d) + r) / 2^32);
+         * for d > 32, sig >> (d - 32) is exact here because r is an integer. */
+        const uint32_t r = rbits & (0xFFFFFFFFu << (32u - s->sr_bits));
+        const uint32_t ds = fpsim_core_min_u32(d, 56); /* beyond 56 every result is 0 */
+        const uint64_t up = (uint64_t)sig << (32u - fpsim_core_min_u32(ds, 32));
+        const uint64_t down = (uint64_t)(sig >> (fpsim_core_max_u32(ds, 32) - 32u));
+        q = (uint32_t)(((ds <= 32 ? up : down) + r) >> 32);
+    } else {
+        /* Capping d at 26 is exact: sig < 2^24, so for d >= 25 nearest modes give 0 and directed
+         * modes give 0 or 1 exactly as with the true d. */
+        const uint32_t dd = fpsim_core_min_u32(d, 26);
+        const uint32_t inc = fpsim_core_round_increment32(mode, sig, dd, sign & s->is_signed);
+        q = (sig + inc) >> dd;
+    }
+
+    /* 4-5. Pack, overflow, zeros. */
+    const uint32_t mag = ((uint32_t)fpsim_core_max_i32(e - emin, 0) << mbits) + q; /* < 2^19 */
+    uint32_t code = fpsim_core_pack(s, mode, sign, mag);
+    code = ((s->flags & FPSIM_SPEC_NEGZERO_IN_POS) && x == 0x80000000u) ? 0u : code;
+
+    /* 6. E8M0 rules for zero, tiny and negative inputs. */
+    if (s->specials == FPSIM_SPECIALS_E8M0) {
+        code = ((s->flags & FPSIM_SPEC_E8M0_TRUE_GRID) && a != 0 && a <= 0x00400000u) ? 0u : code;
+        code = a == 0 ? s->e8m0_zero : code;
+        code = ((s->flags & FPSIM_SPEC_E8M0_NEG_NAN) && sign) ? s->e8m0_neg : code;
+    }
+
+    /* 7. Inf and NaN. */
+    uint32_t nan_code = sign ? s->nan_neg : s->nan_pos;
+    if (s->flags & FPSIM_SPEC_NAN_PAYLOAD) {
+        const uint32_t payload = (a & 0x7FFFFFu) >> (23u - mbits);
+        nan_code |= payload | (uint32_t)(payload == 0);
+    }
+    if (s->flags & FPSIM_SPEC_NAN_TORCHAO) {
+        /* torchao f32_to_fpx_unpacked sends NaN down its normal branch: add
+         * ((bias - 127) << 23) + 2^(22 - mbits) - 1 + (mantissa LSB), shift, keep 8 bits, OR in
+         * the sign (pytorch/ao torchao/prototype/custom_fp_utils.py). */
+        uint32_t t = a + ((uint32_t)((int32_t)s->bias - 127) << 23) + ((1u << (22u - mbits)) - 1u);
+        t += (a >> (23u - mbits)) & 1u;
+        nan_code = ((t >> (23u - mbits)) & 0xFFu) | (sign << (s->bits - 1));
+    }
+    code = a == 0x7F800000u ? (sign ? s->inf_neg : s->inf_pos) : code;
+    code = a > 0x7F800000u ? nan_code : code;
+    return code;
+}
+
+/* float32 (given as its bits) -> code under spec s. rbits is used only when s->round == FPSIM_SR. */
+FPSIM_HD uint32_t fpsim_round_f32(uint32_t xbits, const fpsim_spec *s, uint32_t rbits)
+{
+    return fpsim_round_f32_mode(xbits, s, rbits, s->round);
+}
+
+/* ---- float64 -> code ---------------------------------------------------------------------- */
+
+FPSIM_HD uint32_t fpsim_round_f64_mode(uint64_t x, const fpsim_spec *s, uint32_t rbits, uint32_t mode)
+{
+    if (s->flags & (FPSIM_SPEC_F64_VIA_F32 | FPSIM_SPEC_NAN_TORCHAO)) {
+        /* numpy astype / torch casts from float64 first round to float32 (RNE), then convert. */
+        double xd;
+        float xf;
+        uint32_t xb;
+        memcpy(&xd, &x, sizeof xd);
+        xf = (float)xd;
+        memcpy(&xb, &xf, sizeof xb);
+        return fpsim_round_f32_mode(xb, s, rbits, mode);
+    }
+    /* 1. Unpack. */
+    const uint32_t sign = (uint32_t)(x >> 63);
+    const uint64_t a = x & 0x7FFFFFFFFFFFFFFFull;
+    const uint32_t ef = (uint32_t)(a >> 52);
+    const uint64_t sig = (a & 0xFFFFFFFFFFFFFull) | ((uint64_t)(ef != 0) << 52);
+    const int32_t e = (int32_t)(ef + (ef == 0)) - 1023;
+    const int32_t emin = 1 - (int32_t)s->bias;
+    const uint32_t mbits = s->mbits;
+
+    /* 2. Bits to drop (>= 42). */
+    const uint32_t d = 52u - mbits + (uint32_t)fpsim_core_max_i32(emin - e, 0);
+
+    /* 3. Round once. */
+    uint64_t q;
+    if (mode == FPSIM_SR) {
+        /* d >= 42 > 32: q = floor((floor(sig / 2^(d-32)) + r) / 2^32), exact as in the f32 path. */
+        const uint32_t r = rbits & (0xFFFFFFFFu << (32u - s->sr_bits));
+        const uint32_t sh = fpsim_core_min_u32(d - 32u, 63);
+        q = ((sig >> sh) + r) >> 32;
+    } else {
+        /* sig < 2^53: capping d at 55 is exact (see the f32 path). */
+        const uint32_t dd = fpsim_core_min_u32(d, 55);
+        q = (sig + fpsim_core_round_increment64(mode, sig, dd, sign & s->is_signed)) >> dd;
+    }
+
+    /* 4-5. Pack (the exponent is clamped first so that the code fits 32 bits: anything that
+     * large overflows every format). q <= 2^(mbits + 1). */
+    const int32_t base = fpsim_core_max_i32(e - emin, 0);
+    const uint32_t mag = ((uint32_t)(base < 4096 ? base : 4096) << mbits) + (uint32_t)q;
+    uint32_t code = fpsim_core_pack(s, mode, sign, mag);
+    code = ((s->flags & FPSIM_SPEC_NEGZERO_IN_POS) && x == 0x8000000000000000ull) ? 0u : code;
+
+    /* 6. E8M0 rules (2^-127 is 0x3800000000000000). */
+    if (s->specials == FPSIM_SPECIALS_E8M0) {
+        code = ((s->flags & FPSIM_SPEC_E8M0_TRUE_GRID) && a != 0 && a <= 0x3800000000000000ull) ? 0u
+                                                                                               : code;
+        code = a == 0 ? s->e8m0_zero : code;
+        code = ((s->flags & FPSIM_SPEC_E8M0_NEG_NAN) && sign) ? s->e8m0_neg : code;
+    }
+
+    /* 7. Inf and NaN. */
+    uint32_t nan_code = sign ? s->nan_neg : s->nan_pos;
+    if (s->flags & FPSIM_SPEC_NAN_PAYLOAD) {
+        const uint32_t payload = (uint32_t)((a & 0xFFFFFFFFFFFFFull) >> (52u - mbits));
+        nan_code |= payload | (uint32_t)(payload == 0);
+    }
+    code = a == 0x7FF0000000000000ull ? (sign ? s->inf_neg : s->inf_pos) : code;
+    code = a > 0x7FF0000000000000ull ? nan_code : code;
+    return code;
+}
+
+/* float64 (given as its bits) -> code under spec s, rounded once (unless the policy converts
+ * through float32 first, FPSIM_SPEC_F64_VIA_F32). */
+FPSIM_HD uint32_t fpsim_round_f64(uint64_t xbits, const fpsim_spec *s, uint32_t rbits)
+{
+    return fpsim_round_f64_mode(xbits, s, rbits, s->round);
+}
+
+/* ---- code -> float32 / float64 ------------------------------------------------------------ */
+
+/* Significand of a code normalized into a 16-bit window (bit 15 = leading one) and the number
+ * of places it moved (subnormal codes); four selects instead of a count-leading-zeros loop. */
+FPSIM_HD uint32_t fpsim_core_normalize16(uint32_t sig, uint32_t *shift)
+{
+    uint32_t lz = 0, t;
+    t = sig < 0x100u;  sig = t ? sig << 8 : sig;  lz += t ? 8u : 0u;
+    t = sig < 0x1000u; sig = t ? sig << 4 : sig;  lz += t ? 4u : 0u;
+    t = sig < 0x4000u; sig = t ? sig << 2 : sig;  lz += t ? 2u : 0u;
+    t = sig < 0x8000u; sig = t ? sig << 1 : sig;  lz += t ? 1u : 0u;
+    *shift = lz;
+    return sig;
+}
+
+/* Code -> (sign, unbiased exponent, 15 fraction bits, class) for the decoders. */
+typedef struct fpsim_core_fields {
+    uint32_t sign, frac15, is_zero, is_inf, is_nan;
+    int32_t exp;
+    uint32_t payload; /* NaN mantissa bits of 16-bit IEEE formats (decoded exactly) */
+} fpsim_core_fields;
+
+FPSIM_HD fpsim_core_fields fpsim_core_unpack_code(uint32_t code, const fpsim_spec *s)
+{
+    fpsim_core_fields f;
+    const uint32_t mbits = s->mbits;
+    const uint32_t magbits = (uint32_t)s->bits - s->is_signed;
+    const uint32_t mag = code & ((1u << magbits) - 1u);
+    const uint32_t ef = mag >> mbits;
+    const uint32_t man = mag & ((1u << mbits) - 1u);
+    const uint32_t ef_top = (1u << s->ebits) - 1u;
+    uint32_t lz;
+    const uint32_t sig = fpsim_core_normalize16((man | ((uint32_t)(ef != 0) << mbits)) << (15u - mbits), &lz);
+    f.sign = s->is_signed ? (code >> (s->bits - 1)) & 1u : 0u;
+    f.frac15 = sig & 0x7FFFu;
+    f.exp = (int32_t)(ef + (ef == 0)) - (int32_t)s->bias - (int32_t)lz;
+    f.is_zero = mag == 0;
+    f.payload = man;
+    f.is_inf = 0;
+    f.is_nan = 0;
+    if (s->specials == FPSIM_SPECIALS_IEEE) {
+        f.is_inf = (ef == ef_top) & (man == 0);
+        f.is_nan = (ef == ef_top) & (man != 0);
+    } else if (s->specials == FPSIM_SPECIALS_FN) {
+        f.is_nan = mag == (1u << magbits) - 1u;
+    } else if (s->specials == FPSIM_SPECIALS_FNUZ) {
+        f.is_nan = code == (1u << (s->bits - 1));
+        f.is_zero = code == 0;
+    } else if (s->specials == FPSIM_SPECIALS_E8M0) {
+        /* 2^(code - 127); code 0 is 2^-127 (not zero); 0xFF is NaN. */
+        f.is_nan = code == 0xFFu;
+        f.is_zero = 0;
+        f.exp = (int32_t)code - 127;
+        f.frac15 = 0;
+    }
+    return f;
+}
+
+/* code -> float32 bits. NaN codes of 8-bit and smaller formats give the quiet NaN with the code's
+ * sign (ml_dtypes 0.6 astype(float32)); NaN codes of BF16/F16 keep their payload exactly. */
+FPSIM_HD uint32_t fpsim_decode_f32(uint32_t code, const fpsim_spec *s)
+{
+    if (s->format == FPSIM_BF16)
+        return (code & 0xFFFFu) << 16; /* exact, subnormals and NaN payloads included */
+    const fpsim_core_fields f = fpsim_core_unpack_code(code, s);
+    const uint32_t sbit = f.sign << 31;
+    /* Every format except BF16 has its smallest subnormal >= 2^-126 or is E8M0: 2^-127 is the
+     * only FP32 subnormal result (E8M0 code 0 = 0x00400000). */
+    const int32_t be = f.exp + 127;
+    uint32_t out = be >= 1 ? sbit | ((uint32_t)be << 23) | (f.frac15 << 8) : sbit | (0x00400000u >> (uint32_t)(-be));
+    out = f.is_zero ? sbit : out;
+    out = f.is_inf ? sbit | 0x7F800000u : out;
+    const uint32_t nan = s->bits == 16 ? sbit | 0x7F800000u | (f.payload << (23u - s->mbits)) : sbit | 0x7FC00000u;
+    out = f.is_nan ? nan : out;
+    return out;
+}
+
+/* code -> float64 bits (exact: every code of every format is a float64). */
+FPSIM_HD uint64_t fpsim_decode_f64(uint32_t code, const fpsim_spec *s)
+{
+    const fpsim_core_fields f = fpsim_core_unpack_code(code, s);
+    const uint64_t sbit = (uint64_t)f.sign << 63;
+    uint64_t out = sbit | ((uint64_t)(uint32_t)(f.exp + 1023) << 52) | ((uint64_t)f.frac15 << 37);
+    out = f.is_zero ? sbit : out;
+    out = f.is_inf ? sbit | 0x7FF0000000000000ull : out;
+    const uint64_t nan = s->bits == 16 ? sbit | 0x7FF0000000000000ull | ((uint64_t)f.payload << (52u - s->mbits))
+                                       : sbit | 0x7FF8000000000000ull;
+    out = f.is_nan ? nan : out;
+    return out;
+}
+
+/* bfloat16 bits -> float32 bits (exact: bf16 is the top half of a float32). */
+FPSIM_HD uint32_t fpsim_bf16_to_f32_bits(uint32_t h) { return (h & 0xFFFFu) << 16; }
+
+/* binary16 bits -> float32 bits, exact (subnormals normalized, NaN payload kept unquieted). */
+FPSIM_HD uint32_t fpsim_f16_to_f32_bits(uint32_t h)
+{
+    const uint32_t sbit = (h & 0x8000u) << 16;
+    const uint32_t ef = (h >> 10) & 0x1Fu;
+    const uint32_t man = h & 0x3FFu;
+    uint32_t lz;
+    const uint32_t sig = fpsim_core_normalize16((man | ((uint32_t)(ef != 0) << 10)) << 5, &lz);
+    const uint32_t be = ef + (ef == 0) - 15u + 127u - lz; /* >= 103 for nonzero values */
+    uint32_t out = sbit | (be << 23) | ((sig & 0x7FFFu) << 8);
+    out = (ef | man) == 0 ? sbit : out;
+    out = ef == 0x1Fu ? sbit | 0x7F800000u | (man << 13) : out;
+    return out;
+}
+
+/* ---- random bits for stochastic rounding --------------------------------------------------- */
+
+/* Philox4x32-10 (Salmon et al., SC'11; Random123 philox.h): 10 rounds of two 32x32->64
+ * multiplies with the Weyl key schedule. Tested against Random123's known-answer vectors. */
+FPSIM_HD void fpsim_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
+{
+    uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
+    uint32_t k0 = key[0], k1 = key[1];
+    for (int round = 0; round < 10; round++) {
+        const uint64_t p0 = (uint64_t)0xD2511F53u * c0;
+        const uint64_t p1 = (uint64_t)0xCD9E8D57u * c2;
+        const uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
+        const uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        c1 = (uint32_t)p1;
+        c3 = (uint32_t)p0;
+        c0 = n0;
+        c2 = n2;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    out[0] = c0;
+    out[1] = c1;
+    out[2] = c2;
+    out[3] = c3;
+}
+
+/* The random word of element `index` of tensor/stream `stream`: word (index & 3) of
+ * Philox4x32-10 with counter {lo32(index >> 2), hi32(index >> 2), stream, 0} and key
+ * {lo32(seed), hi32(seed)}. The same on CPU and GPU, for any thread count and chunking. */
+FPSIM_HD uint32_t fpsim_sr_word(uint64_t seed, uint32_t stream, uint64_t index)
+{
+    const uint64_t group = index >> 2;
+    const uint32_t ctr[4] = {(uint32_t)group, (uint32_t)(group >> 32), stream, 0u};
+    const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+    uint32_t out[4];
+    fpsim_philox4x32_10(ctr, key, out);
+    return out[index & 3];
+}
+
+#endif

@@ -15,6 +15,7 @@
  *   fmt   FP8 element format of fp8-block / fp8-tensor: e4m3 | e5m2
  *   sr=0|1 rht=0|1 pow2=0|1 eps=FLOAT margin=INT history=INT algo=max|most_recent
  *   cast  element conversion policy name of fpsim_formats (default: the emulated library's)
+ *   ao=main|0.18 (torchao release for MX edge cases)  global=0|1 (NVFP4 torchao two-level)
  *
  * Orientation. A quantized operand has its blocks along its LAST (stored) dimension, the K of the
  * GEMM that consumes it. axis = FPSIM_AXIS_ROWS quantizes the rows x cols input as is (rowwise
@@ -76,6 +77,16 @@ typedef enum fpsim_fp8_block_scale {
     FPSIM_FP8B_SCALE_COUNT
 } fpsim_fp8_block_scale;
 
+/* torchao release whose MX edge cases to follow (normal blocks agree in both). */
+typedef enum fpsim_torchao_version {
+    FPSIM_AO_MAIN = 0, /* torchao main (2026, formats-spec.md 4.2): x * 2^(127-e) from bits, non-finite
+                          amax -> 0xFF, RCEIL = ceil(amax * fp32(1/max)) by bits, non-satfinite */
+    FPSIM_AO_0_18      /* torchao 0.18.0 release: x / 2^(e-127) with the scale clamped to 2^-126
+                          (so code 0 divides by 2^-126), Inf amax keeps its exponent, 0xFF divides
+                          by +Inf; RCEIL = clamp(ceil(log2f(amax / max))) with Inf -> 0xFE and a
+                          reciprocal of 1.0 for code 0 (eager CPU path) */
+} fpsim_torchao_version;
+
 typedef enum fpsim_tensor_mode {
     FPSIM_TENSOR_CURRENT = 0, /* TE Float8CurrentScaling */
     FPSIM_TENSOR_DELAYED,     /* TE DelayedScaling: scale from the amax history, used next call */
@@ -107,6 +118,8 @@ typedef struct fpsim_scheme {
     uint8_t sr;          /* NVFP4: stochastic rounding of elements (TE byte-per-element) */
     uint8_t rht;         /* NVFP4: 16-point random Hadamard transform on columnwise copies */
     uint8_t pow2;        /* fp8-tensor current/torchao: power-of-two scale */
+    uint8_t ao;          /* fpsim_torchao_version (MX rules floor/ceil/even/rceil) */
+    uint8_t gscale;      /* NVFP4 torchao chains: 1 two-level (per-tensor FP32 scale), 0 single */
     uint16_t tile_rows;  /* block shape over the stored operand: 1 x N or N x N */
     uint16_t tile_cols;
     int32_t margin;      /* delayed: scale = (max * 2^-margin) / amax */
@@ -223,12 +236,13 @@ fpsim_status fpsim_quantizer_quantize(fpsim_quantizer *q, fpsim_qtensor *out, co
 
 /* Building blocks exposed for tests and for the GPU mirror. */
 
-/* E8M0 code of an MX block from its amax (|amax| bits: NaN, Inf, 0 allowed) under `rule`, for
- * elements of format elem. */
-uint8_t fpsim_mx_scale_code(float amax, int rule, int elem);
-/* FP32 reciprocal 2^(127-e) of an E8M0 code, built from bits (254 -> subnormal 0x00400000,
- * 255 -> NaN), as torchao _e8m0_scale_to_reciprocal_fp32 / TE ptx::exp2f_rcp. */
-float fpsim_e8m0_reciprocal(uint8_t e);
+/* E8M0 code of an MX block from its amax (NaN, Inf, 0 allowed) under s->rule / s->ao for
+ * elements s->elem. */
+uint8_t fpsim_mx_scale_code(float amax, const fpsim_scheme *s);
+/* Element x of a block with E8M0 code e, scaled as the emulated implementation does it (multiply
+ * by an exact reciprocal, or divide; its special cases for codes 0, 254, 255), before the
+ * element cast. amax is the block amax (torchao 0.18 RCEIL reuses it for NaN blocks). */
+float fpsim_mx_scale_element(float x, uint8_t e, float amax, const fpsim_scheme *s);
 float fpsim_e8m0_value(uint8_t e); /* 2^(e-127); 0 -> 2^-127 (subnormal), 255 -> NaN */
 
 /* 16-point RHT of one vector, TE / torchao sign vector, 0.25 normalization; y rounded to BF16
@@ -237,6 +251,48 @@ void fpsim_rht16(float y[16], const float x[16]);
 /* Swizzled offset of scale (r, c) in the cuBLAS 128x4 layout of a grid with `scols` columns
  * (padded to 4). */
 size_t fpsim_cublas_swizzle_offset(size_t r, size_t c, size_t scols);
+/* TE compute_scale_from_amax (recipe_common.cuh): the FP32 multiplier for an amax. */
+float fpsim_fp8_te_scale(float amax, float fp8_max, int pow2, float eps, float value_for_inf);
+/* Largest finite value and largest power of two (emax) of an element format. */
+float fpsim_block_elem_max(int elem);
+int fpsim_block_elem_emax(int elem);
+
+#ifdef FPSIM_BLOCK_INTERNAL
+/* Shared by formats/block_*.c only: everything a row-group kernel needs, fixed before the
+ * parallel loop so that the result cannot depend on the partition. */
+#include "fpsim_core_types.h"
+typedef struct fpsim_block_plan {
+    fpsim_scheme s;
+    fpsim_spec elem;      /* element conversion (nearest) */
+    fpsim_spec elem_sr;   /* NVFP4 element conversion under stochastic rounding (8 bits) */
+    fpsim_spec scale8;    /* NVFP4 E4M3 block-scale conversion */
+    float elem_max;
+    const float *src;     /* stored operand, qrows x qcols row-major */
+    size_t qrows, qcols;
+    fpsim_qtensor *out;
+    float *dq;            /* stored-orientation dequant (qrows x qcols) or NULL */
+    uint64_t seed;
+    uint32_t stream;
+    int bf16_in;
+    /* per-tensor values fixed before the loop */
+    float s_enc, s_dec;   /* NVFP4 TE: 2688/amax and 1/S_enc */
+    float pts, pts_rcp;   /* NVFP4 torchao: per_tensor_scale and 1/per_tensor_scale */
+    float tscale, tscale_inv; /* fp8-tensor: multiplier and scale_inv */
+    uint64_t *group_sat;  /* per group: elements clipped */
+    uint64_t *group_zero; /* per group: blocks with amax 0 */
+} fpsim_block_plan;
+void fpsim_block_mx_group(const fpsim_block_plan *p, size_t g);
+void fpsim_block_nvfp4_group(const fpsim_block_plan *p, size_t g);
+void fpsim_block_fp8_group(const fpsim_block_plan *p, size_t g);
+/* Store code c of stored element (r, j) (FP4: nibble; the row's bytes start zeroed). */
+static inline void fpsim_block_put(fpsim_qtensor *o, size_t r, size_t j, uint32_t c, int fp4)
+{
+    if (fp4)
+        o->codes[r * o->code_stride + (j >> 1)] |= (uint8_t)((c & 0xFu) << ((j & 1u) * 4u));
+    else
+        o->codes[r * o->code_stride + j] = (uint8_t)c;
+}
+#endif
 
 #ifdef __cplusplus
 }

@@ -39,7 +39,7 @@ typedef struct fpsim_qstats {
     uint64_t finite;     /* elements with a finite input: the ones in the sums */
     uint64_t nan;        /* inputs that are NaN */
     uint64_t inf;        /* inputs that are +-Inf */
-    uint64_t nan_out;    /* finite inputs that dequantized to NaN (NaN scale, NaN propagation) */
+    uint64_t nan_out;    /* finite inputs that dequantized to NaN or Inf (NaN scale, nosat casts) */
     uint64_t flushed;    /* nonzero finite inputs that dequantized to (+-)0 */
     uint64_t saturated;  /* finite inputs whose scaled value exceeded the element max (clipped) */
     uint64_t zero_blocks;/* blocks whose amax was 0 */
@@ -54,9 +54,11 @@ typedef struct fpsim_qstats {
 void fpsim_qstats_init(fpsim_qstats *st);
 void fpsim_qstats_merge(fpsim_qstats *into, const fpsim_qstats *from);
 
-/* Add one block: x the inputs, q the dequantized values, n elements; `clipped` flags per element
- * are counted by the caller (saturated) since only the quantizer knows the scaled value. Block
- * sums are formed in element order in double, then added exactly. */
+/* Add one run of n elements (x the inputs, q the dequantized values, both with `stride`): counts,
+ * maxima, and sums formed in element order in double (err^2 as an exact hi+lo pair) then added
+ * exactly. The caller fixes the runs by the data layout (one row), never by the thread count.
+ * `saturated`, `blocks` and `zero_blocks` are counted by the quantizer, which alone sees the
+ * scaled values. */
 void fpsim_qstats_add_block(fpsim_qstats *st, const float *x, const float *q, size_t n,
                             size_t stride);
 

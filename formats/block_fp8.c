@@ -1,0 +1,133 @@
+/* block_fp8.c: FP8 with FP32 scales: 1x128 / 128x128 blocks and per-tensor scaling.
+ *
+ * Block scale rules (formats-spec.md 6.2):
+ *   te-pow2 / te-fp32  TE compute_scale_from_amax (transformer_engine/common/recipe/
+ *       recipe_common.cuh): amax < eps -> eps; amax 0, Inf or NaN -> scale 1; scale =
+ *       __fdiv_rn(max, amax); an Inf quotient -> the input dtype's max finite (FLT_MAX, or BF16
+ *       max for BF16 input); pow2 keeps sign + exponent (& 0xFF800000: rounds the scale down);
+ *       elements static_cast<fp8>(x * scale) (RNE satfinite); scale_inv = 1 / scale.
+ *   deepgemm-fp32  DeepGEMM per_token_cast_to_fp8 / per_block_cast_to_fp8 (deep_gemm/utils/
+ *       math.py) on CUDA: sf = clamp(amax, 1e-4) / 448.0, which eager CUDA computes as
+ *       amax * fp32(1/448); elements x * (1 / sf) (a correctly rounded reciprocal), torch cast.
+ *   deepgemm-ue8m0 the same sf rounded up to a power of two by bits (exponent field + (mantissa
+ *       != 0), byte clamped to [1, 254]).
+ * Per-tensor (section 7): TE current scaling (compute_scale_from_amax with FLT_MAX for Inf and
+ * an optional power of two), TE delayed scaling (the scale comes from the quantizer state), and
+ * torchao float8 (scale = fp32(max / clamp(amax_f64, 1e-12)), optional exp2(floor(log2f))). */
+#define FPSIM_BLOCK_INTERNAL
+#include "fpsim_block.h"
+#include "fpsim_core.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+static inline uint32_t f2u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static inline float u2f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* TE compute_scale_from_amax (FP32). value_for_inf: FLT_MAX for FP32 input, BF16 max for BF16. */
+float fpsim_fp8_te_scale(float amax, float fp8_max, int pow2, float eps, float value_for_inf)
+{
+    float a = amax < eps ? eps : amax; /* NaN compares false: kept */
+    if (a == 0.0f || isinf(a) || isnan(a))
+        return 1.0f;
+    float scale = fp8_max / a; /* __fdiv_rn */
+    if (isinf(scale))
+        scale = value_for_inf;
+    if (pow2)
+        scale = u2f(f2u(scale) & 0xFF800000u);
+    return scale;
+}
+
+/* Block scale of the rule: the multiplier applied to elements and the stored scale_inv. */
+static void block_scale(const fpsim_block_plan *p, float amax, float *mult, float *sinv)
+{
+    const fpsim_scheme *s = &p->s;
+    const float fmax = p->elem_max;
+    switch (s->scale) {
+    case FPSIM_FP8B_TE_POW2:
+    case FPSIM_FP8B_TE_FP32: {
+        float vinf = p->bf16_in ? u2f(0x7F7F0000u) : FLT_MAX;
+        float sc = fpsim_fp8_te_scale(amax, fmax, s->scale == FPSIM_FP8B_TE_POW2, s->eps, vinf);
+        *mult = sc;
+        *sinv = 1.0f / sc;
+        return;
+    }
+    default: {
+        /* torch.clamp(min=eps): NaN propagates */
+        float a = isnan(amax) ? amax : (amax < s->eps ? s->eps : amax);
+        float sf = a * (1.0f / fmax);
+        if (s->scale == FPSIM_FP8B_DEEPGEMM_UE8M0 && isfinite(sf)) {
+            uint32_t b = f2u(sf) & 0x7FFFFFFFu;
+            int e = (int)(b >> 23) + ((b & 0x7FFFFFu) != 0);
+            e = e < 1 ? 1 : (e > 254 ? 254 : e);
+            sf = u2f((uint32_t)e << 23);
+        }
+        *mult = 1.0f / sf;
+        *sinv = sf;
+        return;
+    }
+    }
+}
+
+static float tile_amax(const float *src, size_t stride, size_t r0, size_t r1, size_t c0, size_t c1,
+                       int nan_policy)
+{
+    float m = 0.0f;
+    int saw_nan = 0;
+    for (size_t r = r0; r < r1; r++)
+        for (size_t c = c0; c < c1; c++) {
+            float a = fabsf(src[r * stride + c]);
+            saw_nan |= isnan(a);
+            m = a > m ? a : m;
+        }
+    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : m;
+}
+
+void fpsim_block_fp8_group(const fpsim_block_plan *p, size_t g)
+{
+    const fpsim_scheme *s = &p->s;
+    fpsim_qtensor *o = p->out;
+    const int tensor = s->kind == FPSIM_KIND_FP8_TENSOR;
+    const size_t tr = tensor ? 1 : s->tile_rows, tc = tensor ? p->qcols : s->tile_cols;
+    const size_t r0 = g * tr, r1 = r0 + tr < p->qrows ? r0 + tr : p->qrows;
+    const size_t nb = tensor ? 1 : o->scols;
+    uint64_t sat = 0, zero = 0;
+    for (size_t b = 0; b < nb; b++) {
+        const size_t c0 = b * tc, c1 = c0 + tc < p->qcols ? c0 + tc : p->qcols;
+        float mult, sinv;
+        if (tensor) {
+            mult = p->tscale;
+            sinv = p->tscale_inv;
+        } else {
+            float amax = tile_amax(p->src, p->qcols, r0, r1, c0, c1, s->nan);
+            zero += amax == 0.0f;
+            block_scale(p, amax, &mult, &sinv);
+            o->scale_inv[g * o->scols + b] = sinv;
+        }
+        for (size_t r = r0; r < r1; r++) {
+            const float *row = p->src + r * p->qcols;
+            for (size_t c = c0; c < c1; c++) {
+                float x = row[c];
+                float y = x * mult;
+                sat += isfinite(x) && !(fabsf(y) <= p->elem_max) && !isnan(y);
+                uint32_t code = fpsim_round_f32(f2u(y), &p->elem, 0);
+                o->codes[r * o->code_stride + c] = (uint8_t)code;
+                if (p->dq)
+                    p->dq[r * p->qcols + c] = u2f(fpsim_decode_f32(code, &p->elem)) * sinv;
+            }
+        }
+    }
+    p->group_sat[g] = sat;
+    p->group_zero[g] = zero;
+}

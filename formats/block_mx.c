@@ -1,0 +1,317 @@
+/* block_mx.c: MX block scales (E8M0 per 32 elements) and the MX row-group kernel.
+ *
+ * Scale rules (formats-spec.md 4.2; each is one implementation's code, cited at its case):
+ *   floor/ceil/even  torchao to_mx: FP32 exponent field of amax (+1 if the mantissa is nonzero for
+ *                    CEIL; amax first rounded to the element's mantissa width for EVEN), minus the
+ *                    element emax, clamped to [-127, 128], biased by 127.
+ *   rceil            torchao main _f32_to_e8m0_rceil: ceil of amax * fp32(1/max) by bits,
+ *                    non-satfinite (Inf/NaN -> 0xFF). ao=0.18: clamp(ceil(log2f(amax / max)))
+ *                    with NaN -> 0xFF and Inf -> 0xFE (torchao 0.18.0 eager fallback).
+ *   rceil-sat        TE float_to_e8m0 (cvt.rp.satfinite.ue8m0x2.f32 or its software fallback).
+ *   microxcaling     microsoft/microxcaling _shared_exponents: floor(log2f(amax)) - emax with
+ *                    float log2 (log2f here; torch's log2 may round a few values differently),
+ *                    > 127 -> NaN scale, < -127 -> -127; elements round half away from zero.
+ *   gfloat           graphcore gfloat compute_scale_amax: floor(log2(amax)) in float64 (exact for
+ *                    FP32 amax), amax 0 -> 2^-127, clipped to [-127, 127].
+ * Element scaling (fpsim_mx_scale_element): x times the exact reciprocal 2^(127-e) built from
+ * bits, which equals the IEEE division x / 2^(e-127) including FP32-subnormal results, except
+ * where an implementation special-cases codes 0, 254, 255 (noted at each case). */
+#define FPSIM_BLOCK_INTERNAL
+#include "fpsim_block.h"
+#include "fpsim_core.h"
+
+#include <math.h>
+#include <string.h>
+
+static inline uint32_t f2u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static inline float u2f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* FP32 multiply / divide with x86 SSE NaN propagation (torch CPU: the first NaN operand,
+ * quieted; an invalid operation gives the default NaN 0xFFC00000), independent of how the
+ * compiler orders commutative operands or of the host's default NaN. */
+static inline float mul_x86(float a, float b)
+{
+    if (isnan(a))
+        return u2f(f2u(a) | 0x00400000u);
+    if (isnan(b))
+        return u2f(f2u(b) | 0x00400000u);
+    float r = a * b;
+    return isnan(r) ? u2f(0xFFC00000u) : r;
+}
+static inline float div_x86(float a, float b)
+{
+    if (isnan(a))
+        return u2f(f2u(a) | 0x00400000u);
+    if (isnan(b))
+        return u2f(f2u(b) | 0x00400000u);
+    float r = a / b;
+    return isnan(r) ? u2f(0xFFC00000u) : r;
+}
+
+float fpsim_block_elem_max(int elem)
+{
+    switch (elem) {
+    case FPSIM_E4M3: return 448.0f;
+    case FPSIM_E5M2: return 57344.0f;
+    case FPSIM_E2M3: return 7.5f;
+    case FPSIM_E3M2: return 28.0f;
+    case FPSIM_E2M1: return 6.0f;
+    default: return NAN;
+    }
+}
+
+/* Largest power of two of the element format (torchao constants.py *_MAX_POW2). */
+int fpsim_block_elem_emax(int elem)
+{
+    switch (elem) {
+    case FPSIM_E4M3: return 8;
+    case FPSIM_E5M2: return 15;
+    case FPSIM_E2M3: return 2;
+    case FPSIM_E3M2: return 4;
+    case FPSIM_E2M1: return 2;
+    default: return 0;
+    }
+}
+
+static int elem_mbits(int elem)
+{
+    switch (elem) {
+    case FPSIM_E4M3: return 3;
+    case FPSIM_E5M2: return 2;
+    case FPSIM_E2M3: return 3;
+    case FPSIM_E3M2: return 2;
+    default: return 1; /* E2M1 */
+    }
+}
+
+float fpsim_e8m0_value(uint8_t e)
+{
+    if (e == 0xFF)
+        return NAN;
+    return e == 0 ? u2f(0x00400000u) : u2f((uint32_t)e << 23);
+}
+
+/* 2^(127-e) from bits: code 0 -> 2^127, 254 -> FP32 subnormal 2^-127 (torchao main
+ * _e8m0_scale_to_reciprocal_fp32; 255 gives its NaN 0x7F800001). */
+static float rcp_exact(uint8_t e)
+{
+    if (e == 0xFF)
+        return u2f(0x7F800001u);
+    if (e == 254)
+        return u2f(0x00400000u);
+    return u2f((uint32_t)(254 - e) << 23);
+}
+
+/* torchao FLOOR / CEIL / EVEN (both releases agree on the code except for Inf amax). */
+static uint8_t scale_torchao_bits(float amax, const fpsim_scheme *s)
+{
+    const int emax = fpsim_block_elem_emax(s->elem);
+    uint32_t a = f2u(amax) & 0x7FFFFFFFu;
+    int nan = isnan(amax);
+    if (s->rule == FPSIM_MX_EVEN && !nan) {
+        /* round to the element mantissa width, keep sign + exponent (may carry to Inf) */
+        a = (a + (1u << (23 - elem_mbits(s->elem) - 1))) & 0xFF800000u;
+    }
+    int e = (int)((a >> 23) & 0xFF) - 127;
+    if (s->rule == FPSIM_MX_CEIL)
+        e += (a & 0x7FFFFFu) != 0;
+    int u = e - emax;
+    u = u < -127 ? -127 : (u > 128 ? 128 : u);
+    uint8_t code = (uint8_t)(u + 127);
+    if (nan)
+        return 0xFF;
+    /* main: `torch.where(torch.isfinite(max_abs), ..., 0xFF)` on the (rounded) amax; 0.18 only
+     * replaces NaN, so an Inf amax keeps the code of its exponent field. */
+    if (s->ao == FPSIM_AO_MAIN && a >= 0x7F800000u)
+        return 0xFF;
+    return code;
+}
+
+/* PTX cvt.rp{.satfinite}.ue8m0x2.f32 on a non-negative value. */
+static uint8_t e8m0_round_up(float v, int satfinite)
+{
+    uint32_t b = f2u(v) & 0x7FFFFFFFu;
+    if (b > 0x7F800000u)
+        return 0xFF;
+    if (b == 0x7F800000u)
+        return satfinite ? 0xFE : 0xFF;
+    uint32_t e = b >> 23, m = b & 0x7FFFFFu;
+    uint32_t up = e == 0 ? (m > 0x400000u) : (m != 0);
+    uint32_t code = e + up;
+    if (satfinite && code > 0xFE)
+        code = 0xFE;
+    return (uint8_t)code;
+}
+
+uint8_t fpsim_mx_scale_code(float amax, const fpsim_scheme *s)
+{
+    const float maxv = fpsim_block_elem_max(s->elem);
+    const int emax = fpsim_block_elem_emax(s->elem);
+    switch (s->rule) {
+    case FPSIM_MX_FLOOR:
+    case FPSIM_MX_CEIL:
+    case FPSIM_MX_EVEN:
+        return scale_torchao_bits(amax, s);
+    case FPSIM_MX_RCEIL:
+        if (s->ao == FPSIM_AO_0_18) {
+            /* torchao 0.18 _to_mx_rceil eager: descale = max_abs / max_pos (CPU true division),
+             * clamp(ceil(log2(descale)), -127, 127) + 127, NaN -> 255, Inf -> 254. */
+            float d = amax / maxv;
+            if (isnan(d))
+                return 0xFF;
+            if (isinf(d))
+                return 0xFE;
+            float l = ceilf(log2f(d));
+            l = l < -127.0f ? -127.0f : (l > 127.0f ? 127.0f : l);
+            return (uint8_t)((int)l + 127);
+        }
+        /* torchao main: descale = max_abs * (1.0 / max_pos) as an FP32 multiply, then the
+         * bit-exact round-up, non-satfinite. */
+        return e8m0_round_up(amax * (1.0f / maxv), 0);
+    case FPSIM_MX_RCEIL_SAT:
+        /* TE: amax * Quantized_Limits::max_norm_rcp, float_to_e8m0 (satfinite). */
+        return e8m0_round_up(amax * (1.0f / maxv), 1);
+    case FPSIM_MX_MICROXCALING: {
+        /* floor(log2(amax + 2^-126 [amax == 0])) in float, minus emax; > 127 -> NaN. */
+        float a = amax == 0.0f ? u2f(0x00800000u) : amax;
+        float l = floorf(log2f(a));
+        if (isnan(l))
+            return 0xFF;
+        float u = l - (float)emax;
+        if (u > 127.0f)
+            return 0xFF;
+        if (u < -127.0f)
+            u = -127.0f;
+        return (uint8_t)((int)u + 127);
+    }
+    case FPSIM_MX_GFLOAT: {
+        if (isnan(amax))
+            return 0xFF;
+        if (amax == 0.0f)
+            return 0; /* 2^-127 */
+        double l = floor(log2((double)amax)) - emax;
+        l = l < -127.0 ? -127.0 : (l > 127.0 ? 127.0 : l);
+        return (uint8_t)((int)l + 127);
+    }
+    default:
+        return 0xFF;
+    }
+}
+
+float fpsim_mx_scale_element(float x, uint8_t e, float amax, const fpsim_scheme *s)
+{
+    switch (s->rule) {
+    case FPSIM_MX_RCEIL_SAT: {
+        /* TE ptx::exp2f_rcp (transformer_engine/common/util/ptx.cuh): code 0 -> 1.0, otherwise
+         * the bits (254 - e) << 23, so 254 -> +0.0 and 255 -> 0xFF800000 (-Inf). CUDA
+         * arithmetic: NaN results are the canonical 0x7FFFFFFF (the cast ignores NaN sign). */
+        float r = e == 0 ? 1.0f : u2f((uint32_t)(254 - (int)e) << 23);
+        float y = x * r;
+        return isnan(y) ? u2f(0x7FFFFFFFu) : y;
+    }
+    case FPSIM_MX_RCEIL:
+        if (s->ao == FPSIM_AO_0_18) {
+            /* rcp = 255 -> descale (NaN), 254 -> 2^-127, 0 -> 1.0, else exp2(127 - e). */
+            float r;
+            if (e == 255)
+                r = amax / fpsim_block_elem_max(s->elem);
+            else if (e == 254)
+                r = u2f(0x00400000u);
+            else if (e == 0)
+                r = 1.0f;
+            else
+                r = u2f((uint32_t)(254 - e) << 23);
+            return mul_x86(x, r);
+        }
+        return mul_x86(x, rcp_exact(e));
+    case FPSIM_MX_FLOOR:
+    case FPSIM_MX_CEIL:
+    case FPSIM_MX_EVEN:
+        if (s->ao == FPSIM_AO_0_18) {
+            /* data_hp / clamp(bits(e << 23), min=2^-126): code 0 divides by 2^-126, code 255
+             * by +Inf. For other codes the division equals the exact reciprocal product. */
+            if (e == 0)
+                return div_x86(x, u2f(0x00800000u));
+            if (e == 255)
+                return div_x86(x, u2f(0x7F800000u));
+            return mul_x86(x, rcp_exact(e));
+        }
+        return mul_x86(x, rcp_exact(e));
+    case FPSIM_MX_MICROXCALING:
+        /* A / 2^shared_exp in float; NaN shared exponent -> NaN elements. */
+        if (e == 255)
+            return div_x86(x, u2f(0x7FC00000u));
+        return mul_x86(x, rcp_exact(e));
+    default: /* gfloat: x / 2^e, exact */
+        if (e == 255)
+            return div_x86(x, u2f(0x7FC00000u));
+        return mul_x86(x, rcp_exact(e));
+    }
+}
+
+/* amax of one block under the NaN policy: propagate gives NaN if any element is NaN
+ * (torch.amax); ignore skips NaN like CUDA fmaxf starting from 0 (an all-NaN block has amax 0). */
+static float block_amax(const float *src, size_t stride, size_t r0, size_t r1, size_t c0, size_t c1,
+                        int nan_policy)
+{
+    float m = 0.0f;
+    int saw_nan = 0;
+    for (size_t r = r0; r < r1; r++) {
+        const float *row = src + r * stride;
+        for (size_t c = c0; c < c1; c++) {
+            float a = fabsf(row[c]);
+            saw_nan |= isnan(a);
+            m = a > m ? a : m; /* false for NaN: skipped */
+        }
+    }
+    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : m;
+}
+
+void fpsim_block_mx_group(const fpsim_block_plan *p, size_t g)
+{
+    const fpsim_scheme *s = &p->s;
+    fpsim_qtensor *o = p->out;
+    const size_t tr = s->tile_rows, tc = s->tile_cols;
+    const size_t r0 = g * tr, r1 = r0 + tr < p->qrows ? r0 + tr : p->qrows;
+    const int fp4 = s->elem == FPSIM_E2M1;
+    const float maxv = p->elem_max;
+    uint64_t sat = 0, zero = 0;
+    for (size_t r = r0; r < r1; r++)
+        memset(o->codes + r * o->code_stride, 0, o->code_stride);
+    for (size_t b = 0; b < o->scols; b++) {
+        const size_t c0 = b * tc, c1 = c0 + tc < p->qcols ? c0 + tc : p->qcols;
+        /* zero padding of a partial block changes no amax */
+        float amax = block_amax(p->src, p->qcols, r0, r1, c0, c1, s->nan);
+        uint8_t e = fpsim_mx_scale_code(amax, s);
+        zero += amax == 0.0f;
+        o->scale_codes[g * o->scols + b] = e;
+        o->scale_inv[g * o->scols + b] = fpsim_e8m0_value(e);
+        const float sv = fpsim_e8m0_value(e);
+        for (size_t r = r0; r < r1; r++) {
+            const float *row = p->src + r * p->qcols;
+            for (size_t c = c0; c < c1; c++) {
+                float y = fpsim_mx_scale_element(row[c], e, amax, s);
+                sat += isfinite(row[c]) && !(fabsf(y) <= maxv) && !isnan(y);
+                uint32_t code = fpsim_round_f32(f2u(y), &p->elem, 0);
+                fpsim_block_put(o, r, c, code, fp4);
+                if (p->dq) {
+                    /* torchao to_dtype: element value times 2^(e-127) in FP32 (NaN for 0xFF) */
+                    float v = u2f(fpsim_decode_f32(code, &p->elem));
+                    p->dq[r * p->qcols + c] = v * sv;
+                }
+            }
+        }
+    }
+    p->group_sat[g] = sat;
+    p->group_zero[g] = zero;
+}

@@ -1,0 +1,180 @@
+/* block_nvfp4.c: NVFP4 (E2M1 elements, E4M3 scale per 16, FP32 per-tensor scale), the 16-point
+ * random Hadamard transform, and TE's stochastic rounding.
+ *
+ * TE chain (formats-spec.md 5.2; TransformerEngine transformer_engine/common/cast/nvfp4/
+ * core_nvfp4.cuh, mirrored by pytorch/custom_recipes/reference_nvfp4.py):
+ *   S_enc = fp32(2688) / amax (FP32 division), min(., FLT_MAX), 1.0 if amax == 0 or S_enc == 0;
+ *   S_dec = 1 / S_enc; per block d = block_amax * (S_enc * fp32(1/6)) (the product in brackets
+ *   first: ONE rounding of d), fminf(d, FLT_MAX), E4M3 RNE satfinite -> scale s;
+ *   enc = min(1 / (float(s) * S_dec), FLT_MAX); element y = x * enc, E2M1 RNE satfinite
+ *   (or stochastic rounding, below). No lower clamp of s: a block whose d rounds to 0 stores
+ *   scale 0 and gets enc = FLT_MAX (its elements saturate; it dequantizes to 0).
+ * torchao chain (pytorch/ao 0.18 torchao/prototype/mx_formats/nvfp4_tensor.py nvfp4_quantize):
+ *   per_tensor_scale = amax / 2688.0; block_scale = block_amax / 6.0; s = block_scale /
+ *   per_tensor_scale; clamp to [2^-6, 448]; torch cast to E4M3; y = x * ((1/pts) / float(s));
+ *   clamp +-6; f32_to_f4_unpacked. `tensor / python_float` is a true division on CPU and a
+ *   multiply by the FP32 reciprocal on CUDA (aten BinaryDivTrueKernel.cu): chain torchao-cuda.
+ *   global=0: single level, s = e4m3(clamp(block_amax / 6, 2^-6, 448)), y = x * (1 / float(s)).
+ * Stochastic rounding (5.4, TE ptx.cuh stochastic_round_fp4_e2m1 emulation): element i of the
+ *   stored operand (row-major linear index) uses byte (i mod 4) of the 32-bit word
+ *   fpsim_sr_word(seed, stream, i / 4); it rounds up with probability floor(256 frac)/256, which
+ *   is the core's SR with the byte as the top 8 random bits. */
+#define FPSIM_BLOCK_INTERNAL
+#include "fpsim_block.h"
+#include "fpsim_core.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+static inline uint32_t f2u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static inline float u2f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* 16-point Sylvester Hadamard with TE's fixed wgrad sign vector (get_wgrad_sign_vector; the same
+ * default in torchao hadamard_utils.py): y_j = 0.25 * sum_i s_i v_i H[i][j], H[i][j] =
+ * (-1)^popcount(i & j). The 16 terms are BF16 values times +-0.25, so their sum is exact in double
+ * unless they span more than ~45 binades; the result is rounded once to BF16 (RNE), as TE's BF16
+ * matmul output. */
+void fpsim_rht16(float y[16], const float x[16])
+{
+    static const int sign[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
+    double v[16], out[16];
+    for (int i = 0; i < 16; i++)
+        v[i] = 0.25 * (double)x[i] * sign[i];
+    for (int j = 0; j < 16; j++) {
+        double acc = 0.0;
+        for (int i = 0; i < 16; i++)
+            acc += (__builtin_popcount((unsigned)(i & j)) & 1) ? -v[i] : v[i];
+        out[j] = acc;
+    }
+    for (int j = 0; j < 16; j++) {
+        /* double -> BF16 RNE in one rounding: round the double's significand at bit 16 of the
+         * float layout. Values are far inside the FP32 range (|y| <= 4 max|x|). */
+        double a = out[j];
+        if (a == 0.0 || !isfinite(a)) {
+            y[j] = (float)a;
+            continue;
+        }
+        int ex;
+        double m = frexp(fabs(a), &ex);      /* a = m 2^ex, m in [0.5, 1) */
+        double sc = ldexp(m, 8);             /* 8 significant bits of BF16 before the point */
+        double fl = floor(sc), fr = sc - fl; /* exact */
+        if (fr > 0.5 || (fr == 0.5 && fmod(fl, 2.0) != 0.0))
+            fl += 1.0;
+        double r = ldexp(fl, ex - 8);
+        /* exponents below BF16's normal range (|y| < 2^-126) round on the subnormal grid */
+        if (fabs(a) < 0x1p-126) {
+            double q = a / 0x1p-133;
+            double fq = floor(fabs(q)), rq = fabs(q) - fq;
+            if (rq > 0.5 || (rq == 0.5 && fmod(fq, 2.0) != 0.0))
+                fq += 1.0;
+            r = fq * 0x1p-133;
+        }
+        y[j] = (float)(a < 0 ? -r : r);
+    }
+}
+
+/* amax with the NaN policy (see block_mx.c). */
+static float tile_amax(const float *src, size_t stride, size_t r0, size_t r1, size_t c0, size_t c1,
+                       int nan_policy)
+{
+    float m = 0.0f;
+    int saw_nan = 0;
+    for (size_t r = r0; r < r1; r++)
+        for (size_t c = c0; c < c1; c++) {
+            float a = fabsf(src[r * stride + c]);
+            saw_nan |= isnan(a);
+            m = a > m ? a : m;
+        }
+    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : m;
+}
+
+/* FP32 division / multiply by a python float as torch does it on the chain's device. */
+static inline float div_scalar(float a, float b, int cuda)
+{
+    return cuda ? a * (1.0f / b) : a / b;
+}
+
+static inline float clampf(float v, float lo, float hi)
+{
+    /* torch.clamp: NaN propagates */
+    return isnan(v) ? v : (v < lo ? lo : (v > hi ? hi : v));
+}
+
+void fpsim_block_nvfp4_group(const fpsim_block_plan *p, size_t g)
+{
+    const fpsim_scheme *s = &p->s;
+    fpsim_qtensor *o = p->out;
+    const size_t tr = s->tile_rows, tc = s->tile_cols;
+    const size_t r0 = g * tr, r1 = r0 + tr < p->qrows ? r0 + tr : p->qrows;
+    const int te = s->chain == FPSIM_NVFP4_TE, cuda = s->chain == FPSIM_NVFP4_TORCHAO_CUDA;
+    const float sixth = 1.0f / 6.0f; /* fp32(1/6) = 0x3E2AAAAB */
+    const float te_mul = p->s_enc * sixth;
+    uint64_t sat = 0, zero = 0;
+    for (size_t r = r0; r < r1; r++)
+        memset(o->codes + r * o->code_stride, 0, o->code_stride);
+    for (size_t b = 0; b < o->scols; b++) {
+        const size_t c0 = b * tc, c1 = c0 + tc < p->qcols ? c0 + tc : p->qcols;
+        const float amax = tile_amax(p->src, p->qcols, r0, r1, c0, c1, s->nan);
+        uint32_t scode;
+        float sf, enc;
+        zero += amax == 0.0f;
+        if (te) {
+            float d = fminf(amax * te_mul, FLT_MAX);
+            scode = fpsim_round_f32(f2u(d), &p->scale8, 0);
+            sf = u2f(fpsim_decode_f32(scode, &p->scale8));
+            enc = fminf(1.0f / (sf * p->s_dec), FLT_MAX);
+        } else if (s->gscale) {
+            float bs = div_scalar(amax, 6.0f, cuda);
+            float sb = clampf(bs / p->pts, 0x1p-6f, 448.0f);
+            scode = fpsim_round_f32(f2u(sb), &p->scale8, 0);
+            sf = u2f(fpsim_decode_f32(scode, &p->scale8));
+            enc = p->pts_rcp / sf;
+        } else {
+            float bs = clampf(div_scalar(amax, 6.0f, cuda), 0x1p-6f, 448.0f);
+            scode = fpsim_round_f32(f2u(bs), &p->scale8, 0);
+            sf = u2f(fpsim_decode_f32(scode, &p->scale8));
+            enc = 1.0f / sf;
+        }
+        o->scale_codes[g * o->scols + b] = (uint8_t)scode;
+        o->scale_inv[g * o->scols + b] = sf;
+        const float gdec = te ? p->s_dec : (s->gscale ? p->pts : 1.0f);
+        for (size_t r = r0; r < r1; r++) {
+            const float *row = p->src + r * p->qcols;
+            for (size_t c = c0; c < c1; c++) {
+                float x = row[c];
+                float y = x * enc;
+                sat += isfinite(x) && !(fabsf(y) <= 6.0f) && !isnan(y);
+                if (!te)
+                    y = clampf(y, -6.0f, 6.0f);
+                uint32_t code;
+                if (s->sr) {
+                    uint64_t i = (uint64_t)r * p->qcols + c;
+                    uint32_t w = fpsim_sr_word(p->seed, p->stream, i >> 2);
+                    uint32_t byte = (w >> (8u * (uint32_t)(i & 3u))) & 0xFFu;
+                    code = fpsim_round_f32(f2u(y), &p->elem_sr, byte << 24);
+                } else {
+                    code = fpsim_round_f32(f2u(y), &p->elem, 0);
+                }
+                fpsim_block_put(o, r, c, code, 1);
+                if (p->dq) {
+                    /* q * float(s) * global, left to right in FP32 (TE tests dequantize_fp4) */
+                    float q = u2f(fpsim_decode_f32(code, &p->elem));
+                    p->dq[r * p->qcols + c] = (q * sf) * gdec;
+                }
+            }
+        }
+    }
+    p->group_sat[g] = sat;
+    p->group_zero[g] = zero;
+}

@@ -117,6 +117,19 @@ fpsim_status fpsim_gemm_tn_blockscaled(float *C, const float *A, const float *B,
                                        const fpsim_gemm_scales *sb, fpsim_format_id in_format,
                                        int threads);
 
+/* The general form: operand formats may differ (e4m3 x e5m2, as cuBLASLt allows), and the
+ * scales are per-tensor (sa == sb == NULL) or per block. fpsim_gemm_tn and
+ * fpsim_gemm_tn_blockscaled are this with fmt_a == fmt_b. */
+typedef struct fpsim_gemm_args {
+    fpsim_format_id fmt_a, fmt_b;
+    float scale_a, scale_b;              /* per-tensor scales (ignored with block scales) */
+    const fpsim_gemm_scales *sa, *sb;    /* block scales, or both NULL */
+    int threads;                         /* <= 0: fpsim_threads_default() */
+} fpsim_gemm_args;
+
+fpsim_status fpsim_gemm_tn_ex(float *C, const float *A, const float *B, size_t M, size_t N, size_t K,
+                              const fpsim_accum *accum, const fpsim_gemm_args *args);
+
 /* Check that every value of x is exact in `fmt` (one of e4m3, e5m2, bf16, f16). On failure
  * returns FPSIM_EDATA naming `what`, the index and the value of the first offender. */
 fpsim_status fpsim_gemm_check_exact(const float *x, size_t n, fpsim_format_id fmt, const char *what);

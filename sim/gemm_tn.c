@@ -10,12 +10,7 @@
 #include <stdlib.h>
 
 #include "fpsim_gemm.h"
-#if defined(__has_include)
-#if __has_include("fpsim_parallel.h")
 #include "fpsim_parallel.h"
-#define GEMM_HAVE_PARALLEL 1
-#endif
-#endif
 #include "gemm_terms.h"
 
 typedef struct gemm_job {
@@ -107,22 +102,35 @@ static fpsim_gemm_term *decode_all(const float *x, size_t count, const fpsim_gem
     return t;
 }
 
-static fpsim_status gemm_run(float *C, const float *A, const float *B, size_t M, size_t N, size_t K,
-                             const fpsim_accum *acc, float scale_a, float scale_b, const fpsim_gemm_scales *sa,
-                             const fpsim_gemm_scales *sb, fpsim_format_id in_format, int threads)
+static int is_fp8(fpsim_format_id f)
 {
-    if (!C || !A || !B || !acc) return fpsim_fail(FPSIM_EINVAL, "gemm: NULL argument");
+    return f == FPSIM_E4M3 || f == FPSIM_E5M2;
+}
+
+static int is_half(fpsim_format_id f)
+{
+    return f == FPSIM_BF16 || f == FPSIM_F16;
+}
+
+static fpsim_status gemm_run(float *C, const float *A, const float *B, size_t M, size_t N, size_t K,
+                             const fpsim_accum *acc, const fpsim_gemm_args *args)
+{
+    if (!C || !A || !B || !acc || !args) return fpsim_fail(FPSIM_EINVAL, "gemm: NULL argument");
     if (M == 0 || N == 0 || K == 0) return fpsim_fail(FPSIM_ESHAPE, "gemm: empty shape M=%zu N=%zu K=%zu", M, N, K);
-    int fp8_in = in_format == FPSIM_E4M3 || in_format == FPSIM_E5M2;
-    int half_in = in_format == FPSIM_BF16 || in_format == FPSIM_F16;
-    if (in_format != FPSIM_GEMM_IN_F32 && !fp8_in && !half_in)
-        return fpsim_fail(FPSIM_EINVAL, "gemm: input format must be e4m3, e5m2, bf16, f16 or f32");
-    if ((acc->kind == FPSIM_ACCUM_HOPPER_QGMMA || acc->kind == FPSIM_ACCUM_MMA_SYNC_FP8) && !fp8_in)
+    fpsim_format_id fa = args->fmt_a, fb = args->fmt_b;
+    const fpsim_gemm_scales *sa = args->sa, *sb = args->sb;
+    int threads = args->threads;
+    int f32_in = fa == FPSIM_GEMM_IN_F32 || fb == FPSIM_GEMM_IN_F32;
+    if ((!f32_in && ((!is_fp8(fa) && !is_half(fa)) || (!is_fp8(fb) && !is_half(fb)))) ||
+        (f32_in && fa != fb))
+        return fpsim_fail(FPSIM_EINVAL, "gemm: input formats must be e4m3, e5m2, bf16, f16 (or f32 for both)");
+    if ((acc->kind == FPSIM_ACCUM_HOPPER_QGMMA || acc->kind == FPSIM_ACCUM_MMA_SYNC_FP8) && !(is_fp8(fa) && is_fp8(fb)))
         return fpsim_fail(FPSIM_EINVAL, "gemm: model %s takes FP8 inputs (e4m3 or e5m2)", acc->name);
-    if (acc->kind == FPSIM_ACCUM_HOPPER_HGMMA && !half_in)
-        return fpsim_fail(FPSIM_EINVAL, "gemm: model %s takes bf16 or f16 inputs", acc->name);
+    if (acc->kind == FPSIM_ACCUM_HOPPER_HGMMA && !(is_half(fa) && fa == fb))
+        return fpsim_fail(FPSIM_EINVAL, "gemm: model %s takes bf16 or f16 inputs (both the same)", acc->name);
+    if (!sa != !sb) return fpsim_fail(FPSIM_EINVAL, "gemm: block scales for one operand only");
     if (sa) {
-        if (!sa->data || !sb || !sb->data || (sa->rows_per_block != 1 && sa->rows_per_block != 128) ||
+        if (!sa->data || !sb->data || (sa->rows_per_block != 1 && sa->rows_per_block != 128) ||
             (sb->rows_per_block != 1 && sb->rows_per_block != 128))
             return fpsim_fail(FPSIM_EINVAL, "gemm: block scales need data and rows_per_block 1 (VEC128) or 128 "
                               "(BLK128x128)");
@@ -131,20 +139,22 @@ static fpsim_status gemm_run(float *C, const float *A, const float *B, size_t M,
                               "block); model %s does not (cuBLASLt and PyTorch refuse fast accumulation here)",
                               acc->name);
     }
-    if (in_format != FPSIM_GEMM_IN_F32) {
-        fpsim_status st = fpsim_gemm_check_exact(A, M * K, in_format, "A");
+    if (!f32_in) {
+        fpsim_status st = fpsim_gemm_check_exact(A, M * K, fa, "A");
         if (st) return st;
-        st = fpsim_gemm_check_exact(B, N * K, in_format, "B");
+        st = fpsim_gemm_check_exact(B, N * K, fb, "B");
         if (st) return st;
     }
+    float scale_a = args->scale_a, scale_b = args->scale_b;
 
     gemm_job j = {C, A, B, M, N, K, acc, scale_a, scale_b, sa, sb, NULL, NULL, 0};
     fpsim_gemm_term *ta = NULL, *tb = NULL;
     if (is_tensor_core(acc)) {
-        fpsim_gemm_fmt f;
-        fpsim_gemm_decode_format(acc, in_format, &f);
-        ta = decode_all(A, M * K, &f);
-        tb = decode_all(B, N * K, &f);
+        fpsim_gemm_fmt pa, pb;
+        fpsim_gemm_decode_format(acc, fa, &pa);
+        fpsim_gemm_decode_format(acc, fb, &pb);
+        ta = decode_all(A, M * K, &pa);
+        tb = decode_all(B, N * K, &pb);
         if (!ta || !tb) {
             free(ta);
             free(tb);
@@ -152,30 +162,31 @@ static fpsim_status gemm_run(float *C, const float *A, const float *B, size_t M,
         }
         j.ta = ta;
         j.tb = tb;
-        j.mbits_sum = 2 * f.mbits;
+        j.mbits_sum = pa.mbits + pb.mbits;
     }
     if (acc->kind == FPSIM_ACCUM_FP32_BLAS && !sa)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, A, (int)K, B, (int)K,
                     0.0f, C, (int)N);
-#ifdef GEMM_HAVE_PARALLEL
     if (threads <= 0) threads = fpsim_threads_default();
     size_t grain = 1 + 65536 / (N * K + 1); /* rows per chunk: ~64K products at least */
     fpsim_status st = fpsim_parallel_for(M, grain, gemm_rows, &j, threads);
-#else
-    (void)threads; /* formats/fpsim_parallel.h not in the tree yet: one thread */
-    gemm_rows(&j, 0, M);
-    fpsim_status st = FPSIM_OK;
-#endif
     free(ta);
     free(tb);
     return st;
+}
+
+fpsim_status fpsim_gemm_tn_ex(float *C, const float *A, const float *B, size_t M, size_t N, size_t K,
+                              const fpsim_accum *accum, const fpsim_gemm_args *args)
+{
+    return gemm_run(C, A, B, M, N, K, accum, args);
 }
 
 fpsim_status fpsim_gemm_tn(float *C, const float *A, const float *B, size_t M, size_t N, size_t K,
                            const fpsim_accum *accum, float scale_a, float scale_b, fpsim_format_id in_format,
                            int threads)
 {
-    return gemm_run(C, A, B, M, N, K, accum, scale_a, scale_b, NULL, NULL, in_format, threads);
+    fpsim_gemm_args args = {in_format, in_format, scale_a, scale_b, NULL, NULL, threads};
+    return gemm_run(C, A, B, M, N, K, accum, &args);
 }
 
 fpsim_status fpsim_gemm_tn_blockscaled(float *C, const float *A, const float *B, size_t M, size_t N, size_t K,
@@ -183,5 +194,6 @@ fpsim_status fpsim_gemm_tn_blockscaled(float *C, const float *A, const float *B,
                                        const fpsim_gemm_scales *sb, fpsim_format_id in_format, int threads)
 {
     if (!sa || !sb) return fpsim_fail(FPSIM_EINVAL, "gemm: block-scaled GEMM without scales");
-    return gemm_run(C, A, B, M, N, K, accum, 1.0f, 1.0f, sa, sb, in_format, threads);
+    fpsim_gemm_args args = {in_format, in_format, 1.0f, 1.0f, sa, sb, threads};
+    return gemm_run(C, A, B, M, N, K, accum, &args);
 }

@@ -36,15 +36,19 @@ static inline float u2f(uint32_t u)
     return f;
 }
 
-/* FP32 multiply / divide with x86 SSE NaN propagation (torch CPU: the first NaN operand,
- * quieted; an invalid operation gives the default NaN 0xFFC00000), independent of how the
- * compiler orders commutative operands or of the host's default NaN. */
+/* FP32 multiply / divide with the NaN propagation of torch 2.15 CPU kernels on x86 (measured:
+ * for tensor * tensor with both operands NaN the SECOND operand's NaN comes out, i.e. the
+ * vectorized kernel passes it as the SSE/AVX first source; for a / b the dividend's NaN wins;
+ * an invalid operation gives the x86 default NaN 0xFFC00000), written out so that the result
+ * does not depend on how this compiler orders commutative operands or on the host's NaN rules.
+ * Only the NaN sign and payload are at stake: they decide torch's FP8 NaN sign and torchao's
+ * FP4/FP6 NaN codes. */
 static inline float mul_x86(float a, float b)
 {
-    if (isnan(a))
-        return u2f(f2u(a) | 0x00400000u);
     if (isnan(b))
         return u2f(f2u(b) | 0x00400000u);
+    if (isnan(a))
+        return u2f(f2u(a) | 0x00400000u);
     float r = a * b;
     return isnan(r) ? u2f(0xFFC00000u) : r;
 }

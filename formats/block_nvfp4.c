@@ -99,6 +99,35 @@ static float tile_amax(const float *src, size_t stride, size_t r0, size_t r1, si
     return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : m;
 }
 
+/* torch CPU NaN propagation (see block_mx.c): a * b returns b's NaN first, a / b a's. */
+static inline float mul_torch(float a, float b)
+{
+    if (isnan(b))
+        return u2f(f2u(b) | 0x00400000u);
+    if (isnan(a))
+        return u2f(f2u(a) | 0x00400000u);
+    float r = a * b;
+    return isnan(r) ? u2f(0xFFC00000u) : r;
+}
+static inline float div_torch(float a, float b)
+{
+    if (isnan(a))
+        return u2f(f2u(a) | 0x00400000u);
+    if (isnan(b))
+        return u2f(f2u(b) | 0x00400000u);
+    float r = a / b;
+    return isnan(r) ? u2f(0xFFC00000u) : r;
+}
+
+/* torch's E4M3 -> float32 (c10 fp8e4m3fn_to_fp32_value) turns the NaN codes into 0x7FF00000
+ * with the sign; torchao's FP4 NaN code depends on that payload. */
+static inline float e4m3_to_f32_torch(uint32_t code, const fpsim_spec *s)
+{
+    if ((code & 0x7Fu) == 0x7Fu)
+        return u2f(0x7FF00000u | ((code & 0x80u) << 24));
+    return u2f(fpsim_decode_f32(code, s));
+}
+
 /* FP32 division / multiply by a python float as torch does it on the chain's device. */
 static inline float div_scalar(float a, float b, int cuda)
 {
@@ -136,15 +165,15 @@ void fpsim_block_nvfp4_group(const fpsim_block_plan *p, size_t g)
             enc = fminf(1.0f / (sf * p->s_dec), FLT_MAX);
         } else if (s->gscale) {
             float bs = div_scalar(amax, 6.0f, cuda);
-            float sb = clampf(bs / p->pts, 0x1p-6f, 448.0f);
+            float sb = clampf(div_torch(bs, p->pts), 0x1p-6f, 448.0f);
             scode = fpsim_round_f32(f2u(sb), &p->scale8, 0);
-            sf = u2f(fpsim_decode_f32(scode, &p->scale8));
-            enc = p->pts_rcp / sf;
+            sf = e4m3_to_f32_torch(scode, &p->scale8);
+            enc = div_torch(p->pts_rcp, sf);
         } else {
             float bs = clampf(div_scalar(amax, 6.0f, cuda), 0x1p-6f, 448.0f);
             scode = fpsim_round_f32(f2u(bs), &p->scale8, 0);
-            sf = u2f(fpsim_decode_f32(scode, &p->scale8));
-            enc = 1.0f / sf;
+            sf = e4m3_to_f32_torch(scode, &p->scale8);
+            enc = div_torch(1.0f, sf);
         }
         o->scale_codes[g * o->scols + b] = (uint8_t)scode;
         o->scale_inv[g * o->scols + b] = sf;
@@ -153,7 +182,7 @@ void fpsim_block_nvfp4_group(const fpsim_block_plan *p, size_t g)
             const float *row = p->src + r * p->qcols;
             for (size_t c = c0; c < c1; c++) {
                 float x = row[c];
-                float y = x * enc;
+                float y = te ? x * enc : mul_torch(x, enc);
                 sat += isfinite(x) && !(fabsf(y) <= 6.0f) && !isnan(y);
                 if (!te)
                     y = clampf(y, -6.0f, 6.0f);

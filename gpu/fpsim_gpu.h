@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fpsim_block.h"
 #include "fpsim_core_types.h"
 #include "fpsim_status.h"
 
@@ -48,6 +49,22 @@ void fpsim_gpu_free(void *dev);
 /* Copies: kind 0 host->device, 1 device->host, 2 device->device. Blocking. */
 fpsim_status fpsim_gpu_copy(void *dst, const void *src, size_t bytes, int kind);
 fpsim_status fpsim_gpu_sync(void);
+/* Page-locked host memory (fast device<->host copies for the exhaustive sweeps). */
+fpsim_status fpsim_gpu_host_alloc(void **host, size_t bytes);
+void fpsim_gpu_host_free(void *host);
+
+/* ---- benchmarking helpers (C callers need no CUDA header) -------------------------------- */
+
+/* Fill n device values with a deterministic pseudo-random pattern of seed: kind 0 float32,
+ * 1 bf16 bits. Values are roughly normal (sum of uniforms) times 2^k with k spread over
+ * [-spread, spread], so blocks see varied amax; never NaN or Inf. */
+fpsim_status fpsim_gpu_fill_random_dev(void *x, size_t n, int kind, uint64_t seed, int spread);
+/* Median time in milliseconds of `reps` runs of fn(ctx) after `warmup` runs, timed with CUDA
+ * events on the default stream; fn queues work and returns a status. */
+typedef fpsim_status (*fpsim_gpu_work_fn)(void *ctx);
+fpsim_status fpsim_gpu_time_ms(double *median_ms, fpsim_gpu_work_fn fn, void *ctx, int warmup, int reps);
+/* A device-to-device copy (the bandwidth baseline), queued. */
+fpsim_status fpsim_gpu_copy_dev_async(void *dst, const void *src, size_t bytes);
 
 /* ---- element conversions ---------------------------------------------------------------- */
 
@@ -96,6 +113,46 @@ fpsim_status fpsim_gpu_decode_f32_dev(float *y, const void *codes, size_t n, con
  * for index first + i. Reads no input: the sweep over all 2^32 floats runs at write bandwidth. */
 fpsim_status fpsim_gpu_sweep_f32_dev(void *codes, uint64_t first, size_t n, const fpsim_spec *s,
                                      uint64_t seed, uint32_t stream, unsigned flags, void *cuda_stream);
+
+/* ---- block quantizers -------------------------------------------------------------------- */
+
+/* Host pointers: the GPU twin of fpsim_block_quantize / fpsim_block_quantize_bf16. Fills `out`
+ * in the same layout with the same bits (codes, scale codes, scale_inv, the cuBLAS-layout copy
+ * when opt->want has FPSIM_QWANT_CUBLAS, and the per-tensor values). dequant and stats are not
+ * produced on the GPU yet: FPSIM_QWANT_DEQUANT / FPSIM_QWANT_STATS are ignored (dequant stays
+ * NULL). Schemes the GPU does not implement return FPSIM_EUNSUPPORTED naming the missing piece.
+ * Stateless: fp8-tensor delayed scaling uses a fresh state (scale 1.0), like the CPU call. */
+fpsim_status fpsim_gpu_block_quantize(fpsim_qtensor *out, const fpsim_scheme *s, const float *x,
+                                      size_t rows, size_t cols, const fpsim_qopts *opt);
+fpsim_status fpsim_gpu_block_quantize_bf16(fpsim_qtensor *out, const fpsim_scheme *s, const uint16_t *x,
+                                           size_t rows, size_t cols, const fpsim_qopts *opt);
+
+/* Device buffers of one quantized operand, in fpsim_qtensor's layout. */
+typedef struct fpsim_gpu_qbuf {
+    int axis;
+    size_t rows, cols, qrows, qcols, code_stride, srows, scols, cublas_rows, cublas_cols;
+    uint8_t *codes;        /* qrows x code_stride */
+    uint8_t *scale_codes;  /* srows x scols (MX, NVFP4), else NULL */
+    float *scale_inv;      /* srows x scols */
+    uint8_t *cublas_codes; /* cublas_rows x cublas_cols (MX, NVFP4), zero padding */
+    float *cublas_f32;     /* cublas_rows x cublas_cols (block FP8), zero padding */
+    float *tensor_values;  /* float[4]: global_amax, s_enc, global_scale, tensor_scale */
+    uint32_t *amax_bits;   /* scratch: the tensor amax as bits of |x| */
+} fpsim_gpu_qbuf;
+
+fpsim_status fpsim_gpu_qbuf_alloc(fpsim_gpu_qbuf *b, const fpsim_scheme *s, size_t rows, size_t cols, int axis);
+void fpsim_gpu_qbuf_free(fpsim_gpu_qbuf *b);
+
+/* Device pointers, queued on cuda_stream. x: rows x cols float32 (x_is_bf16 = 0) or bf16 bits
+ * (x_is_bf16 = 1), row-major. `out` must come from fpsim_gpu_qbuf_alloc with the same scheme,
+ * shape and opt->axis. Where the scheme needs a tensor amax (NVFP4, fp8-tensor current), it is
+ * opt->global_amax when opt->global_amax_given, else computed on the GPU first (a second pass). */
+fpsim_status fpsim_gpu_block_quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, const void *x, int x_is_bf16,
+                                          size_t rows, size_t cols, const fpsim_qopts *opt, void *cuda_stream);
+
+/* amax of |x| over n values (NaN policy FPSIM_NAN_*), written as float bits to *amax_bits_dev. */
+fpsim_status fpsim_gpu_amax_dev(uint32_t *amax_bits_dev, const void *x, int x_is_bf16, size_t n, int nan_policy,
+                                void *cuda_stream);
 
 #ifdef __cplusplus
 }

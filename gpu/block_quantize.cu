@@ -1,0 +1,676 @@
+/* block_quantize.cu: block-scaled quantizers on the GPU (MX, NVFP4, block FP8, per-tensor FP8).
+ *
+ * One kernel walks the STORED operand (the input for rowwise copies, its transpose for columnwise
+ * ones) in chunks of C consecutive elements along the stored row (C = 16 for NVFP4, 32 otherwise);
+ * one thread owns one chunk in registers, so the input is read once. A tile (1 x TC or TR x TC)
+ * is G = TC / C chunks wide and TR rows high; the threads of a tile sit in one CTA and reduce their
+ * amax through shared memory (atomicMax on the bits of |x|: unsigned order is float order for
+ * non-negative values, NaN above Inf, so "propagate" is a plain max and "ignore" drops NaN bits).
+ * Thread placement: rowwise, consecutive threads take consecutive chunks of a row (16-byte vector
+ * loads, whole sectors); columnwise, consecutive threads take consecutive stored rows (= input
+ * columns), so each of the C strided loads is coalesced across the warp. Codes are written as
+ * 16-byte (or 8-byte, FP4) vectors in both cases, since a chunk is contiguous in the stored operand.
+ *
+ * The arithmetic of each scheme lives in block_rules.cuh; the element conversion is the shared
+ * core's fpsim_round_f32 with the same spec the CPU uses. */
+#include <cuda_runtime.h>
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "block_rules.cuh"
+#include "fpsim_formats.h"
+#include "gpu_internal.cuh"
+
+namespace {
+
+struct qargs {
+    const void *x;
+    int bf16, axis, kind, elem, rule, ao, gscale, chain, fp8scale, mode, pow2, sr, fp4, nan_ignore;
+    float eps, fp8max;
+    fpsim_spec es;    /* element spec */
+    fpsim_spec e4m3;  /* NVFP4 block-scale spec (E4M3 RNE satfinite) */
+    size_t rows, cols, qrows, qcols, code_stride, srows, scols, cublas_rows, cublas_cols;
+    int TR, TC, G, RC, CC;
+    size_t rect_cols, nrect;
+    uint8_t *codes, *scale_codes, *cub8;
+    float *scale_inv, *cub32, *tvals;
+    const uint32_t *gamax; /* tensor |amax| bits on the device, or NULL */
+    float gamax_given;
+    int use_given;
+    uint64_t seed;
+    uint32_t stream;
+    int want_cublas;
+};
+
+/* Stored element (r, k) of the operand: x[r][k] rowwise, x[k][r] columnwise. */
+template <int BF16> __device__ __forceinline__ float load_elem(const qargs &a, size_t r, size_t k)
+{
+    size_t i = a.axis == FPSIM_AXIS_ROWS ? r * a.cols + k : k * a.cols + r;
+    if (BF16) return __uint_as_float((uint32_t) static_cast<const uint16_t *>(a.x)[i] << 16);
+    return static_cast<const float *>(a.x)[i];
+}
+
+template <int C, int BF16> __device__ __forceinline__ void load_chunk(const qargs &a, size_t r, size_t k0, float v[C])
+{
+    int inside = r < a.qrows && k0 + C <= a.qcols;
+    if (inside && a.axis == FPSIM_AXIS_ROWS) {
+        size_t i = r * a.cols + k0;
+        constexpr int PER = BF16 ? 8 : 4;
+        if ((i % PER) == 0) {
+            const uint4 *p = reinterpret_cast<const uint4 *>(BF16 ? (const void *)(static_cast<const uint16_t *>(a.x) + i)
+                                                                   : (const void *)(static_cast<const float *>(a.x) + i));
+            uint4 w[C / PER];
+#pragma unroll
+            for (int q = 0; q < C / PER; q++) w[q] = __ldcs(p + q);
+#pragma unroll
+            for (int q = 0; q < C / PER; q++) {
+                if (BF16) {
+                    const uint16_t *h = reinterpret_cast<const uint16_t *>(&w[q]);
+#pragma unroll
+                    for (int j = 0; j < 8; j++) v[q * 8 + j] = __uint_as_float((uint32_t)h[j] << 16);
+                } else {
+                    const float *f = reinterpret_cast<const float *>(&w[q]);
+#pragma unroll
+                    for (int j = 0; j < 4; j++) v[q * 4 + j] = f[j];
+                }
+            }
+            return;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < C; j++) v[j] = (r < a.qrows && k0 + j < a.qcols) ? load_elem<BF16>(a, r, k0 + j) : 0.f;
+}
+
+__device__ __forceinline__ uint32_t abs_bits(float v, int nan_ignore)
+{
+    uint32_t b = __float_as_uint(v) & 0x7FFFFFFFu;
+    return (nan_ignore && b > FPSIM_F32_INF_BITS) ? 0u : b;
+}
+
+/* Per-tensor values, the same in every thread: t[4] = global_amax, s_enc, global_scale,
+ * tensor_scale as the CPU's fpsim_qtensor fields, plus t[4] = the element multiplier of the tensor
+ * (NVFP4 torchao 1/per_tensor_scale; fp8-tensor scale). */
+__device__ __forceinline__ void tensor_values(const qargs &a, float t[5])
+{
+    float amax = a.use_given ? a.gamax_given : (a.gamax ? __uint_as_float(*a.gamax) : 0.f);
+    t[0] = amax;
+    t[1] = 0.f;
+    t[2] = 0.f;
+    t[3] = 0.f;
+    t[4] = 0.f;
+    if (a.kind == FPSIM_KIND_NVFP4) {
+        if (a.chain == FPSIM_NVFP4_TE) {
+            /* TE core_nvfp4.cuh: S_enc = 2688/amax, fminf(., FLT_MAX) (NaN -> FLT_MAX), 1.0 when amax
+             * is 0 or the quotient is 0 (Inf amax); S_dec = 1/S_enc. */
+            float s_enc = fpsim_fmin_c(__fdiv_rn(2688.0f, amax), FLT_MAX);
+            if (amax == 0.f || s_enc == 0.f) s_enc = 1.0f;
+            t[1] = s_enc;
+            t[2] = __fdiv_rn(1.0f, s_enc);
+        } else if (a.gscale) {
+            /* torchao: per_tensor_scale = amax / 2688.0 (CPU true division; CUDA amax * fp32(1/2688)). */
+            float pts = a.chain == FPSIM_NVFP4_TORCHAO_CUDA ? fpsim_mul_x86(amax, __frcp_rn(2688.0f))
+                                                            : fpsim_div_x86(amax, 2688.0f);
+            t[2] = pts;
+            t[4] = fpsim_div_x86(1.0f, pts);
+        }
+    } else if (a.kind == FPSIM_KIND_FP8_TENSOR) {
+        float scale = 1.0f;
+        if (a.mode == FPSIM_TENSOR_CURRENT) {
+            scale = fpsim_fp8_te_scale_dev(amax, a.fp8max, a.pow2, a.eps, FLT_MAX);
+        } else if (a.mode == FPSIM_TENSOR_TORCHAO) {
+            /* torchao float8_utils: fp8_max / clamp(amax, EPS) in float64, rounded to FP32. */
+            double m = (double)amax < (double)a.eps ? (double)a.eps : (double)amax;
+            scale = __double2float_rn(__ddiv_rn((double)a.fp8max, m));
+        }
+        t[3] = scale;
+        t[2] = __fdiv_rn(1.0f, scale);
+        t[4] = scale;
+    }
+}
+
+struct tile_scale {
+    uint32_t code; /* E8M0 or E4M3 scale code */
+    float inv;     /* dequantization multiplier stored in scale_inv */
+    float mult;    /* element multiplier (NVFP4, FP8) */
+};
+
+__device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t amax_bits, const float tv[5])
+{
+    tile_scale s;
+    /* a NaN amax under nan=propagate is the CPU's NAN constant (positive quiet NaN) */
+    float amax = fpsim_isnan_bits(amax_bits) ? __uint_as_float(0x7FC00000u) : __uint_as_float(amax_bits);
+    s.code = 0;
+    s.mult = 1.f;
+    if (a.kind == FPSIM_KIND_MX) {
+        s.code = fpsim_mx_scale_code_dev(amax, a.rule, a.ao, a.elem);
+        s.inv = fpsim_e8m0_value_dev(s.code);
+    } else if (a.kind == FPSIM_KIND_NVFP4) {
+        float sb;
+        if (a.chain == FPSIM_NVFP4_TE) {
+            /* d = block_amax * (S_enc * fp32(1/6)), ONE rounding of the product; fminf(d, FLT_MAX). */
+            float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f));
+            sb = fpsim_fmin_c(fpsim_mul_x86(amax, te_mul), FLT_MAX);
+        } else {
+            int cuda = a.chain == FPSIM_NVFP4_TORCHAO_CUDA;
+            float bs = cuda ? fpsim_mul_x86(amax, __frcp_rn(6.0f)) : fpsim_div_x86(amax, 6.0f);
+            if (a.gscale) bs = fpsim_div_x86(bs, tv[2]);
+            sb = fpsim_clamp_torch(bs, 0.015625f, 448.0f);
+        }
+        s.code = fpsim_round_f32(__float_as_uint(sb), &a.e4m3, 0);
+        s.inv = __uint_as_float(fpsim_decode_f32(s.code, &a.e4m3));
+        if (a.chain == FPSIM_NVFP4_TE)
+            s.mult = fpsim_fmin_c(fpsim_div_x86(1.0f, fpsim_mul_x86(s.inv, tv[2])), FLT_MAX);
+        else if (a.gscale)
+            s.mult = fpsim_div_x86(tv[4], s.inv);
+        else
+            s.mult = fpsim_div_x86(1.0f, s.inv);
+    } else if (a.kind == FPSIM_KIND_FP8_BLOCK) {
+        if (a.fp8scale == FPSIM_FP8B_TE_POW2 || a.fp8scale == FPSIM_FP8B_TE_FP32) {
+            float vinf = a.bf16 ? __uint_as_float(0x7F7F0000u) : FLT_MAX;
+            s.mult = fpsim_fp8_te_scale_dev(amax, a.fp8max, a.fp8scale == FPSIM_FP8B_TE_POW2, a.eps, vinf);
+            s.inv = __fdiv_rn(1.0f, s.mult);
+        } else {
+            /* DeepGEMM on CUDA eager: sf = clamp(amax, eps) * fp32(1/448); ue8m0 rounds sf up to
+             * 2^k by bits, byte clamped to [1, 254]; elements x * (1 / sf). */
+            float m = fpsim_clamp_torch(amax, a.eps, __uint_as_float(FPSIM_F32_INF_BITS));
+            float sf = fpsim_mul_x86(m, __frcp_rn(a.fp8max));
+            if (a.fp8scale == FPSIM_FP8B_DEEPGEMM_UE8M0 && isfinite(sf)) {
+                uint32_t b = __float_as_uint(sf) & 0x7FFFFFFFu;
+                int e = (int)(b >> 23) + ((b & 0x7FFFFFu) != 0);
+                e = e < 1 ? 1 : (e > 254 ? 254 : e);
+                sf = __uint_as_float((uint32_t)e << 23);
+            }
+            s.mult = fpsim_div_x86(1.0f, sf);
+            s.inv = sf;
+        }
+    } else { /* per-tensor */
+        s.mult = tv[4];
+        s.inv = tv[2];
+    }
+    return s;
+}
+
+/* The scaled element, before the element cast. */
+__device__ __forceinline__ float scale_element(const qargs &a, float x, const tile_scale &ts)
+{
+    if (a.kind == FPSIM_KIND_MX) return fpsim_mx_scale_element_dev(x, ts.code, a.rule, a.ao);
+    float y = fpsim_mul_x86(x, ts.mult);
+    if (a.kind == FPSIM_KIND_NVFP4 && a.chain != FPSIM_NVFP4_TE) y = fpsim_clamp_torch(y, -6.0f, 6.0f);
+    return y;
+}
+
+/* Random bits of stored element idx (row-major linear index) for NVFP4 SR: byte (idx & 3) of the
+ * Philox word fpsim_sr_word(seed, stream, idx / 4), at the top of the discarded field (TE's
+ * byte-per-element emulation = the core's SR with 8 random bits). */
+__device__ __forceinline__ uint32_t sr_bits_of(const qargs &a, uint64_t idx)
+{
+    uint32_t w = fpsim_sr_word(a.seed, a.stream, idx >> 2);
+    return ((w >> (8 * (uint32_t)(idx & 3))) & 0xFFu) << 24;
+}
+
+__device__ __forceinline__ size_t swizzle128x4(size_t r, size_t c, size_t padded_cols)
+{
+    return ((r / 128) * (padded_cols / 4) + c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + (c % 4);
+}
+
+template <int C, int BF16> __global__ void __launch_bounds__(512) block_quantize_kernel(qargs a)
+{
+    __shared__ uint32_t slot[256];
+    const int t = threadIdx.x;
+    int rr, cc;
+    if (a.axis == FPSIM_AXIS_ROWS) {
+        rr = t / a.CC;
+        cc = t % a.CC;
+    } else {
+        rr = t % a.RC;
+        cc = t / a.RC;
+    }
+    const int nslot = (a.RC / a.TR) * (a.CC / a.G);
+    const int my = (rr / a.TR) * (a.CC / a.G) + cc / a.G;
+    float tv[5];
+    tensor_values(a, tv);
+    if (blockIdx.x == 0 && t == 0 && a.tvals) {
+        for (int i = 0; i < 4; i++) a.tvals[i] = tv[i];
+    }
+    for (size_t rect = blockIdx.x; rect < a.nrect; rect += gridDim.x) {
+        size_t r = (rect / a.rect_cols) * a.RC + rr;
+        size_t c = (rect % a.rect_cols) * a.CC + cc;
+        size_t k0 = c * C;
+        float v[C];
+        load_chunk<C, BF16>(a, r, k0, v);
+        uint32_t am = 0;
+#pragma unroll
+        for (int j = 0; j < C; j++) am = max(am, abs_bits(v[j], a.nan_ignore));
+        __syncthreads();
+        if (t < nslot) slot[t] = 0;
+        __syncthreads();
+        if (a.kind != FPSIM_KIND_FP8_TENSOR) atomicMax(&slot[my], am);
+        __syncthreads();
+        tile_scale ts = scale_of_tile(a, slot[my], tv);
+        if (r >= a.qrows || k0 >= a.qcols) continue;
+        /* Elements: y = x * mult (one FP32 multiply), then the shared core. */
+        uint32_t code[C];
+#pragma unroll
+        for (int j = 0; j < C; j++) {
+            float y = scale_element(a, v[j], ts);
+            uint32_t rb = a.sr ? sr_bits_of(a, (uint64_t)r * a.qcols + k0 + j) : 0u;
+            code[j] = fpsim_round_f32(__float_as_uint(y), &a.es, rb);
+        }
+        uint8_t *row = a.codes + r * a.code_stride;
+        if (a.fp4) {
+            constexpr int NB = C / 2;
+            uint8_t b[NB];
+#pragma unroll
+            for (int j = 0; j < NB; j++) b[j] = (uint8_t)((code[2 * j] & 0xF) | ((code[2 * j + 1] & 0xF) << 4));
+            size_t off = k0 / 2;
+            if (k0 + C <= a.qcols && ((uintptr_t)(row + off) % NB) == 0) {
+                if (NB == 16) {
+                    *reinterpret_cast<uint4 *>(row + off) = *reinterpret_cast<const uint4 *>(b);
+                } else {
+                    *reinterpret_cast<uint2 *>(row + off) = *reinterpret_cast<const uint2 *>(b);
+                }
+            } else {
+                for (int j = 0; j < NB; j++)
+                    if (k0 + 2 * j < a.qcols) row[off + j] = b[j];
+            }
+        } else {
+            if (k0 + C <= a.qcols && ((uintptr_t)(row + k0) % 16) == 0) {
+#pragma unroll
+                for (int q = 0; q < C / 16; q++) {
+                    uint8_t b[16];
+#pragma unroll
+                    for (int j = 0; j < 16; j++) b[j] = (uint8_t)code[q * 16 + j];
+                    reinterpret_cast<uint4 *>(row + k0)[q] = *reinterpret_cast<const uint4 *>(b);
+                }
+            } else {
+                for (int j = 0; j < C; j++)
+                    if (k0 + j < a.qcols) row[k0 + j] = (uint8_t)code[j];
+            }
+        }
+        if (a.kind == FPSIM_KIND_FP8_TENSOR || (r % a.TR) != 0 || (c % a.G) != 0) continue;
+        size_t sr_ = r / a.TR, sc_ = c / a.G;
+        size_t si = sr_ * a.scols + sc_;
+        a.scale_inv[si] = ts.inv;
+        if (a.scale_codes) a.scale_codes[si] = (uint8_t)ts.code;
+        if (!a.want_cublas) continue;
+        if (a.kind == FPSIM_KIND_FP8_BLOCK) {
+            if (a.TR == 1)
+                a.cub32[sc_ * a.cublas_cols + sr_] = ts.inv; /* VEC128: K-blocks x rows */
+            else
+                a.cub32[sr_ * a.cublas_cols + sc_] = ts.inv; /* BLK128x128 */
+        } else {
+            /* 128x4 swizzle over the per-row grid; a 2D tile's scale serves each of its TR rows. */
+            for (int i = 0; i < a.TR; i++) {
+                size_t row_i = r + (size_t)i;
+                if (row_i >= a.qrows) break;
+                a.cub8[swizzle128x4(row_i, sc_, a.cublas_cols)] = (uint8_t)ts.code;
+            }
+        }
+    }
+}
+
+/* amax of |x|: per-thread max over a grid-stride loop, warp reduce, one atomicMax per warp. */
+template <int BF16> __global__ void amax_kernel(uint32_t *out, const void *x, size_t n, int nan_ignore)
+{
+    uint32_t m = 0;
+    size_t nv = BF16 ? n / 8 : n / 4;
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nv; i += stride) {
+        uint4 w = __ldcs(reinterpret_cast<const uint4 *>(x) + i);
+        const uint32_t *u = reinterpret_cast<const uint32_t *>(&w);
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            if (BF16) {
+                m = max(m, abs_bits(__uint_as_float(u[j] << 16), nan_ignore));
+                m = max(m, abs_bits(__uint_as_float(u[j] & 0xFFFF0000u), nan_ignore));
+            } else {
+                m = max(m, abs_bits(__uint_as_float(u[j]), nan_ignore));
+            }
+        }
+    }
+    for (size_t i = nv * (BF16 ? 8 : 4) + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += stride) {
+        float v = BF16 ? __uint_as_float((uint32_t) static_cast<const uint16_t *>(x)[i] << 16)
+                       : static_cast<const float *>(x)[i];
+        m = max(m, abs_bits(v, nan_ignore));
+    }
+    for (int o = 16; o; o >>= 1) m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+    if ((threadIdx.x & 31) == 0) atomicMax(out, m);
+}
+
+size_t cdiv(size_t a, size_t b) { return (a + b - 1) / b; }
+size_t round_up(size_t a, size_t b) { return cdiv(a, b) * b; }
+
+/* Element conversion rule of the scheme's elements (the same call the CPU makes). */
+fpsim_status element_spec(fpsim_spec *es, const fpsim_scheme *s)
+{
+    const char *policy = s->cast[0] ? s->cast : NULL;
+    fpsim_round mode = FPSIM_RNE;
+    int sr_bits = 0;
+    if (s->kind == FPSIM_KIND_MX && s->rule == FPSIM_MX_MICROXCALING) mode = FPSIM_RNA;
+    if (s->kind == FPSIM_KIND_NVFP4 && s->sr) {
+        mode = FPSIM_SR;
+        sr_bits = 8;
+    }
+    return fpsim_spec_make(es, (fpsim_format_id)s->elem, policy, mode, sr_bits);
+}
+
+struct geom {
+    size_t qrows, qcols, code_stride, srows, scols, cublas_rows, cublas_cols;
+    int TR, TC, C, G, RC, CC;
+};
+
+fpsim_status geometry(geom *g, const fpsim_scheme *s, size_t rows, size_t cols, int axis)
+{
+    memset(g, 0, sizeof *g);
+    if (axis != FPSIM_AXIS_ROWS && axis != FPSIM_AXIS_COLS)
+        return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: axis %d is neither rows nor cols", axis);
+    if (s->kind >= FPSIM_KIND_COUNT) return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: scheme kind %u", s->kind);
+    if (s->kind == FPSIM_KIND_MX &&
+        (s->rule == FPSIM_MX_MICROXCALING || (s->rule == FPSIM_MX_RCEIL && s->ao == FPSIM_AO_0_18)))
+        return fpsim_fail(FPSIM_EUNSUPPORTED, "gpu block quantize: rule=%s%s needs the C library's log2f, which the "
+                                              "GPU does not reproduce; use the CPU",
+                          fpsim_mx_rule_name(s->rule), s->rule == FPSIM_MX_RCEIL ? " with ao=0.18" : "");
+    if (s->kind == FPSIM_KIND_NVFP4 && s->rht)
+        return fpsim_fail(FPSIM_EUNSUPPORTED, "gpu block quantize: nvfp4 rht=1 is not implemented on the GPU yet");
+    if (s->kind == FPSIM_KIND_FP8_TENSOR && s->mode == FPSIM_TENSOR_TORCHAO && s->pow2)
+        return fpsim_fail(FPSIM_EUNSUPPORTED, "gpu block quantize: torchao pow2 scales use float log2; use the CPU");
+    g->qrows = axis == FPSIM_AXIS_ROWS ? rows : cols;
+    g->qcols = axis == FPSIM_AXIS_ROWS ? cols : rows;
+    int fp4 = s->elem == FPSIM_E2M1;
+    g->code_stride = fp4 ? cdiv(g->qcols, 2) : g->qcols;
+    if (s->kind == FPSIM_KIND_FP8_TENSOR) {
+        g->TR = 1;
+        g->TC = 32;
+    } else {
+        g->TR = s->tile_rows ? s->tile_rows : 1;
+        g->TC = s->tile_cols;
+        g->srows = cdiv(g->qrows, g->TR);
+        g->scols = cdiv(g->qcols, g->TC);
+    }
+    g->C = g->TC < 32 ? g->TC : 32;
+    if (g->C != 16 && g->C != 32) return fpsim_fail(FPSIM_EUNSUPPORTED, "gpu block quantize: tile width %d", g->TC);
+    g->G = g->TC / g->C;
+    if (g->TR == 1) {
+        g->RC = axis == FPSIM_AXIS_ROWS ? 8 : 32;
+        g->CC = axis == FPSIM_AXIS_ROWS ? 32 : 8;
+    } else {
+        if (g->TR != 16 && g->TR != 32 && g->TR != 128)
+            return fpsim_fail(FPSIM_EUNSUPPORTED, "gpu block quantize: tile height %d", g->TR);
+        g->RC = g->TR;
+        g->CC = 256 / g->TR > g->G ? 256 / g->TR : g->G;
+    }
+    if (s->kind == FPSIM_KIND_MX || s->kind == FPSIM_KIND_NVFP4) {
+        /* cuBLAS 128x4 layout of the per-row (1 x TC) scale grid; a 2D tile's scale repeated. */
+        g->cublas_rows = round_up(g->qrows, 128);
+        g->cublas_cols = round_up(g->scols, 4);
+    } else if (s->kind == FPSIM_KIND_FP8_BLOCK) {
+        if (g->TR == 1) { /* VEC128_32F: ceil(K/128) x rows padded to 4 */
+            g->cublas_rows = g->scols;
+            g->cublas_cols = round_up(g->qrows, 4);
+        } else { /* BLK128x128_32F: ceil(rows/128) x ceil(K/128) padded to 4 */
+            g->cublas_rows = g->srows;
+            g->cublas_cols = round_up(g->scols, 4);
+        }
+    }
+    return FPSIM_OK;
+}
+
+} // namespace
+
+extern "C" fpsim_status fpsim_gpu_qbuf_alloc(fpsim_gpu_qbuf *b, const fpsim_scheme *s, size_t rows, size_t cols,
+                                             int axis)
+{
+    memset(b, 0, sizeof *b);
+    fpsim_status st = fpsim_gpu_require();
+    if (st != FPSIM_OK) return st;
+    geom g;
+    if ((st = geometry(&g, s, rows, cols, axis)) != FPSIM_OK) return st;
+    b->axis = axis;
+    b->rows = rows;
+    b->cols = cols;
+    b->qrows = g.qrows;
+    b->qcols = g.qcols;
+    b->code_stride = g.code_stride;
+    b->srows = g.srows;
+    b->scols = g.scols;
+    b->cublas_rows = g.cublas_rows;
+    b->cublas_cols = g.cublas_cols;
+    st = fpsim_gpu_alloc((void **)&b->codes, g.qrows * g.code_stride);
+    if (st == FPSIM_OK && g.srows) st = fpsim_gpu_alloc((void **)&b->scale_inv, g.srows * g.scols * 4);
+    if (st == FPSIM_OK && g.srows && (s->kind == FPSIM_KIND_MX || s->kind == FPSIM_KIND_NVFP4)) {
+        st = fpsim_gpu_alloc((void **)&b->scale_codes, g.srows * g.scols);
+        if (st == FPSIM_OK) st = fpsim_gpu_alloc((void **)&b->cublas_codes, g.cublas_rows * g.cublas_cols);
+    }
+    if (st == FPSIM_OK && s->kind == FPSIM_KIND_FP8_BLOCK)
+        st = fpsim_gpu_alloc((void **)&b->cublas_f32, g.cublas_rows * g.cublas_cols * 4);
+    if (st == FPSIM_OK) st = fpsim_gpu_alloc((void **)&b->tensor_values, 4 * sizeof(float));
+    if (st == FPSIM_OK) st = fpsim_gpu_alloc((void **)&b->amax_bits, sizeof(uint32_t));
+    if (st != FPSIM_OK) fpsim_gpu_qbuf_free(b);
+    return st;
+}
+
+extern "C" void fpsim_gpu_qbuf_free(fpsim_gpu_qbuf *b)
+{
+    fpsim_gpu_free(b->codes);
+    fpsim_gpu_free(b->scale_codes);
+    fpsim_gpu_free(b->scale_inv);
+    fpsim_gpu_free(b->cublas_codes);
+    fpsim_gpu_free(b->cublas_f32);
+    fpsim_gpu_free(b->tensor_values);
+    fpsim_gpu_free(b->amax_bits);
+    memset(b, 0, sizeof *b);
+}
+
+extern "C" fpsim_status fpsim_gpu_amax_dev(uint32_t *amax_bits_dev, const void *x, int x_is_bf16, size_t n,
+                                           int nan_policy, void *cuda_stream)
+{
+    fpsim_status st = fpsim_gpu_require();
+    if (st != FPSIM_OK) return st;
+    if (!fpsim_gpu_aligned16(x)) return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_amax_dev: input not 16-byte aligned");
+    cudaStream_t cs = static_cast<cudaStream_t>(cuda_stream);
+    FPSIM_CUDA_TRY(cudaMemsetAsync(amax_bits_dev, 0, sizeof(uint32_t), cs));
+    unsigned blocks = fpsim_gpu_blocks(n / 8 + 1, 256);
+    int ign = nan_policy == FPSIM_NAN_IGNORE;
+    if (x_is_bf16)
+        amax_kernel<1><<<blocks, 256, 0, cs>>>(amax_bits_dev, x, n, ign);
+    else
+        amax_kernel<0><<<blocks, 256, 0, cs>>>(amax_bits_dev, x, n, ign);
+    FPSIM_CUDA_LAUNCHED("amax_kernel");
+    return FPSIM_OK;
+}
+
+extern "C" fpsim_status fpsim_gpu_block_quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, const void *x,
+                                                     int x_is_bf16, size_t rows, size_t cols, const fpsim_qopts *opt,
+                                                     void *cuda_stream)
+{
+    fpsim_status st = fpsim_gpu_require();
+    if (st != FPSIM_OK) return st;
+    fpsim_qopts o;
+    if (opt)
+        o = *opt;
+    else
+        fpsim_qopts_default(&o);
+    geom g;
+    if ((st = geometry(&g, s, rows, cols, o.axis)) != FPSIM_OK) return st;
+    if (out->rows != rows || out->cols != cols || out->axis != o.axis || out->qrows != g.qrows)
+        return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: buffers were allocated for another shape or axis");
+    if (rows == 0 || cols == 0) return FPSIM_OK;
+    qargs a;
+    memset(&a, 0, sizeof a);
+    if ((st = element_spec(&a.es, s)) != FPSIM_OK) return st;
+    if ((st = fpsim_spec_make(&a.e4m3, FPSIM_E4M3, "nv", FPSIM_RNE, 0)) != FPSIM_OK) return st;
+    cudaStream_t cs = static_cast<cudaStream_t>(cuda_stream);
+    a.x = x;
+    a.bf16 = x_is_bf16 != 0;
+    a.axis = o.axis;
+    a.kind = s->kind;
+    a.elem = s->elem;
+    a.rule = s->rule;
+    a.ao = s->ao;
+    a.gscale = s->gscale;
+    a.chain = s->chain;
+    a.fp8scale = s->scale;
+    a.mode = s->mode;
+    a.pow2 = s->pow2;
+    a.sr = s->kind == FPSIM_KIND_NVFP4 && s->sr;
+    a.fp4 = s->elem == FPSIM_E2M1;
+    a.nan_ignore = s->nan == FPSIM_NAN_IGNORE;
+    a.eps = s->eps;
+    a.fp8max = s->elem == FPSIM_E5M2 ? 57344.f : 448.f;
+    a.rows = rows;
+    a.cols = cols;
+    a.qrows = g.qrows;
+    a.qcols = g.qcols;
+    a.code_stride = g.code_stride;
+    a.srows = g.srows;
+    a.scols = g.scols;
+    a.cublas_rows = g.cublas_rows;
+    a.cublas_cols = g.cublas_cols;
+    a.TR = g.TR;
+    a.TC = g.TC;
+    a.G = g.G;
+    a.RC = g.RC;
+    a.CC = g.CC;
+    size_t nchunks = cdiv(g.qcols, (size_t)g.C);
+    a.rect_cols = cdiv(nchunks, (size_t)g.CC);
+    a.nrect = cdiv(g.qrows, (size_t)g.RC) * a.rect_cols;
+    a.codes = out->codes;
+    a.scale_codes = out->scale_codes;
+    a.scale_inv = out->scale_inv;
+    a.cub8 = out->cublas_codes;
+    a.cub32 = out->cublas_f32;
+    a.tvals = out->tensor_values;
+    a.seed = o.seed;
+    a.stream = o.stream;
+    a.want_cublas = (o.want & FPSIM_QWANT_CUBLAS) != 0 && (out->cublas_codes || out->cublas_f32);
+    int needs_amax = s->kind == FPSIM_KIND_NVFP4 ||
+                     (s->kind == FPSIM_KIND_FP8_TENSOR && s->mode != FPSIM_TENSOR_DELAYED);
+    if (needs_amax && o.global_amax_given) {
+        a.use_given = 1;
+        a.gamax_given = o.global_amax;
+    } else if (needs_amax) {
+        /* NVFP4's tensor amax follows the block NaN policy of the chain (TE: fmaxf ignores NaN). */
+        if ((st = fpsim_gpu_amax_dev(out->amax_bits, x, a.bf16, rows * cols, s->nan, cs)) != FPSIM_OK) return st;
+        a.gamax = out->amax_bits;
+    } else if (s->kind == FPSIM_KIND_FP8_TENSOR) {
+        a.use_given = 1; /* delayed, fresh state: scale 1.0 whatever the amax */
+        a.gamax_given = 0.f;
+    }
+    if (a.want_cublas) {
+        if (out->cublas_codes) FPSIM_CUDA_TRY(cudaMemsetAsync(out->cublas_codes, 0, g.cublas_rows * g.cublas_cols, cs));
+        if (out->cublas_f32) FPSIM_CUDA_TRY(cudaMemsetAsync(out->cublas_f32, 0, g.cublas_rows * g.cublas_cols * 4, cs));
+    }
+    unsigned threads = (unsigned)(g.RC * g.CC);
+    size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (threads > 256 ? 4 : 8);
+    unsigned blocks = (unsigned)(a.nrect < cap ? a.nrect : cap);
+    if (g.C == 16) {
+        if (a.bf16)
+            block_quantize_kernel<16, 1><<<blocks, threads, 0, cs>>>(a);
+        else
+            block_quantize_kernel<16, 0><<<blocks, threads, 0, cs>>>(a);
+    } else {
+        if (a.bf16)
+            block_quantize_kernel<32, 1><<<blocks, threads, 0, cs>>>(a);
+        else
+            block_quantize_kernel<32, 0><<<blocks, threads, 0, cs>>>(a);
+    }
+    FPSIM_CUDA_LAUNCHED("block_quantize_kernel");
+    return FPSIM_OK;
+}
+
+namespace {
+
+fpsim_status take(void **p, size_t bytes)
+{
+    free(*p);
+    *p = bytes ? malloc(bytes) : NULL;
+    if (bytes && !*p) return fpsim_fail(FPSIM_ENOMEM, "gpu block quantize: no host memory for %zu bytes", bytes);
+    return FPSIM_OK;
+}
+
+fpsim_status quantize_host(fpsim_qtensor *out, const fpsim_scheme *s, const void *x, int bf16, size_t rows,
+                           size_t cols, const fpsim_qopts *opt)
+{
+    fpsim_status st = fpsim_gpu_require();
+    if (st != FPSIM_OK) return st;
+    if (!out || !s || (!x && rows && cols)) return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: NULL argument");
+    fpsim_qopts o;
+    if (opt)
+        o = *opt;
+    else
+        fpsim_qopts_default(&o);
+    fpsim_gpu_qbuf b;
+    if ((st = fpsim_gpu_qbuf_alloc(&b, s, rows, cols, o.axis)) != FPSIM_OK) return st;
+    size_t in_bytes = rows * cols * (bf16 ? 2 : 4);
+    void *dx = NULL;
+    st = fpsim_gpu_alloc(&dx, in_bytes);
+    if (st == FPSIM_OK) st = fpsim_gpu_copy(dx, x, in_bytes, 0);
+    if (st == FPSIM_OK) st = fpsim_gpu_block_quantize_dev(&b, s, dx, bf16, rows, cols, &o, NULL);
+    if (st == FPSIM_OK) st = fpsim_gpu_sync();
+    /* Fill the host tensor in the CPU's layout. */
+    float tv[4] = {0, 0, 0, 0};
+    if (st == FPSIM_OK) st = fpsim_gpu_copy(tv, b.tensor_values, sizeof tv, 1);
+    int want_cub = (o.want & FPSIM_QWANT_CUBLAS) != 0;
+    if (st == FPSIM_OK) {
+        fpsim_qtensor_free(out);
+        memset(out, 0, sizeof *out);
+        out->scheme = *s;
+        out->axis = o.axis;
+        out->rows = rows;
+        out->cols = cols;
+        out->qrows = b.qrows;
+        out->qcols = b.qcols;
+        out->code_stride = b.code_stride;
+        out->srows = b.srows;
+        out->scols = b.scols;
+        st = take((void **)&out->codes, b.qrows * b.code_stride);
+        out->cap_codes = b.qrows * b.code_stride;
+    }
+    if (st == FPSIM_OK) st = fpsim_gpu_copy(out->codes, b.codes, b.qrows * b.code_stride, 1);
+    if (st == FPSIM_OK && b.scale_inv) {
+        st = take((void **)&out->scale_inv, b.srows * b.scols * 4);
+        if (st == FPSIM_OK) st = fpsim_gpu_copy(out->scale_inv, b.scale_inv, b.srows * b.scols * 4, 1);
+        out->cap_scales = b.srows * b.scols;
+    }
+    if (st == FPSIM_OK && b.scale_codes) {
+        st = take((void **)&out->scale_codes, b.srows * b.scols);
+        if (st == FPSIM_OK) st = fpsim_gpu_copy(out->scale_codes, b.scale_codes, b.srows * b.scols, 1);
+    }
+    if (st == FPSIM_OK && want_cub && (b.cublas_codes || b.cublas_f32)) {
+        out->cublas_rows = b.cublas_rows;
+        out->cublas_cols = b.cublas_cols;
+        size_t n = b.cublas_rows * b.cublas_cols;
+        out->cap_cublas = n;
+        if (b.cublas_codes) {
+            st = take((void **)&out->cublas_codes, n);
+            if (st == FPSIM_OK) st = fpsim_gpu_copy(out->cublas_codes, b.cublas_codes, n, 1);
+        } else {
+            st = take((void **)&out->cublas_f32, n * 4);
+            if (st == FPSIM_OK) st = fpsim_gpu_copy(out->cublas_f32, b.cublas_f32, n * 4, 1);
+        }
+    }
+    if (st == FPSIM_OK) {
+        out->global_amax = tv[0];
+        out->s_enc = tv[1];
+        out->global_scale = tv[2];
+        out->tensor_scale = tv[3];
+    }
+    fpsim_gpu_free(dx);
+    fpsim_gpu_qbuf_free(&b);
+    return st;
+}
+
+} // namespace
+
+extern "C" fpsim_status fpsim_gpu_block_quantize(fpsim_qtensor *out, const fpsim_scheme *s, const float *x, size_t rows,
+                                                 size_t cols, const fpsim_qopts *opt)
+{
+    return quantize_host(out, s, x, 0, rows, cols, opt);
+}
+
+extern "C" fpsim_status fpsim_gpu_block_quantize_bf16(fpsim_qtensor *out, const fpsim_scheme *s, const uint16_t *x,
+                                                      size_t rows, size_t cols, const fpsim_qopts *opt)
+{
+    return quantize_host(out, s, x, 1, rows, cols, opt);
+}

@@ -1,0 +1,159 @@
+/* block_rules.cuh: the per-block scale arithmetic of every scheme, as device functions.
+ *
+ * Mirrors formats/block_mx.c, block_nvfp4.c and block_fp8.c rule by rule (formats-spec.md §4-7;
+ * the emulated implementation is cited at each case there). Every FP32 operation is an explicit
+ * __f*_rn intrinsic so -fmad or fast-math could not change a bit, and operations that can meet a
+ * NaN follow x86 SSE propagation like the CPU emulator (the NaN operand, quieted, keeps its sign;
+ * an invalid operation gives the default NaN 0xFFC00000): the CUDA intrinsics would return the
+ * canonical 0x7FFFFFFF instead, and some element policies keep the NaN's sign. Amax values arrive
+ * as the bits of |x| (unsigned order is float order for non-negative values, NaN above Inf). */
+#ifndef FPSIM_BLOCK_RULES_CUH
+#define FPSIM_BLOCK_RULES_CUH
+
+#include <float.h>
+#include <stdint.h>
+
+#include "fpsim_block.h"
+#include "fpsim_core.h"
+
+#define FPSIM_F32_INF_BITS 0x7F800000u
+
+__device__ __forceinline__ int fpsim_isnan_bits(uint32_t b) { return (b & 0x7FFFFFFFu) > FPSIM_F32_INF_BITS; }
+__device__ __forceinline__ float fpsim_u2f(uint32_t u) { return __uint_as_float(u); }
+__device__ __forceinline__ uint32_t fpsim_f2u(float f) { return __float_as_uint(f); }
+
+/* x86 SSE semantics of a*b and a/b (what the CPU emulator's C code does). */
+__device__ __forceinline__ float fpsim_mul_x86(float a, float b)
+{
+    if (fpsim_isnan_bits(fpsim_f2u(a))) return fpsim_u2f(fpsim_f2u(a) | 0x00400000u);
+    if (fpsim_isnan_bits(fpsim_f2u(b))) return fpsim_u2f(fpsim_f2u(b) | 0x00400000u);
+    float r = __fmul_rn(a, b);
+    return fpsim_isnan_bits(fpsim_f2u(r)) ? fpsim_u2f(0xFFC00000u) : r;
+}
+__device__ __forceinline__ float fpsim_div_x86(float a, float b)
+{
+    if (fpsim_isnan_bits(fpsim_f2u(a))) return fpsim_u2f(fpsim_f2u(a) | 0x00400000u);
+    if (fpsim_isnan_bits(fpsim_f2u(b))) return fpsim_u2f(fpsim_f2u(b) | 0x00400000u);
+    float r = __fdiv_rn(a, b);
+    return fpsim_isnan_bits(fpsim_f2u(r)) ? fpsim_u2f(0xFFC00000u) : r;
+}
+/* C fminf / fmaxf: a NaN operand is ignored. */
+__device__ __forceinline__ float fpsim_fmin_c(float a, float b) { return fminf(a, b); }
+/* torch.clamp: NaN propagates. */
+__device__ __forceinline__ float fpsim_clamp_torch(float v, float lo, float hi)
+{
+    return fpsim_isnan_bits(fpsim_f2u(v)) ? v : (v < lo ? lo : (v > hi ? hi : v));
+}
+
+__device__ __forceinline__ float fpsim_elem_max_dev(int elem)
+{
+    return elem == FPSIM_E4M3 ? 448.f : elem == FPSIM_E5M2 ? 57344.f : elem == FPSIM_E2M3 ? 7.5f
+           : elem == FPSIM_E3M2 ? 28.f : 6.f;
+}
+__device__ __forceinline__ int fpsim_elem_emax_dev(int elem)
+{
+    return elem == FPSIM_E4M3 ? 8 : elem == FPSIM_E5M2 ? 15 : elem == FPSIM_E3M2 ? 4 : 2;
+}
+__device__ __forceinline__ int fpsim_elem_mbits_dev(int elem)
+{
+    return elem == FPSIM_E4M3 ? 3 : elem == FPSIM_E5M2 ? 2 : elem == FPSIM_E2M3 ? 3 : elem == FPSIM_E3M2 ? 2 : 1;
+}
+
+/* ---- MX (E8M0 per block) ---------------------------------------------------------------- */
+
+/* PTX cvt.rp{.satfinite}.ue8m0.f32 of a non-negative value (formats-spec.md §3). */
+__device__ __forceinline__ uint32_t fpsim_e8m0_round_up_dev(float v, int satfinite)
+{
+    uint32_t b = fpsim_f2u(v) & 0x7FFFFFFFu;
+    if (b > FPSIM_F32_INF_BITS) return 0xFF;
+    if (b == FPSIM_F32_INF_BITS) return satfinite ? 0xFE : 0xFF;
+    uint32_t e = b >> 23, m = b & 0x7FFFFFu;
+    uint32_t up = e == 0 ? (m > 0x400000u) : (m != 0);
+    uint32_t code = e + up;
+    if (satfinite && code > 0xFE) code = 0xFE;
+    return code;
+}
+
+/* E8M0 code of a block (rules floor, ceil, even, rceil (ao=main), rceil-sat, gfloat; the host
+ * rejects microxcaling and rceil with ao=0.18, which need the C library's log2f). */
+__device__ __forceinline__ uint32_t fpsim_mx_scale_code_dev(float amax, int rule, int ao, int elem)
+{
+    const int emax = fpsim_elem_emax_dev(elem);
+    if (rule == FPSIM_MX_RCEIL || rule == FPSIM_MX_RCEIL_SAT) {
+        /* amax * fp32(1/max): a multiply by the FP32 reciprocal (torchao main, TE). */
+        float d = __fmul_rn(amax, __frcp_rn(fpsim_elem_max_dev(elem)));
+        return fpsim_e8m0_round_up_dev(d, rule == FPSIM_MX_RCEIL_SAT);
+    }
+    if (rule == FPSIM_MX_GFLOAT) {
+        uint32_t a = fpsim_f2u(amax) & 0x7FFFFFFFu;
+        if (a > FPSIM_F32_INF_BITS) return 0xFF;
+        if (a == 0) return 0;
+        /* floor(log2(amax)) exactly: the exponent of the leading bit (Inf: 128 -> clipped). */
+        int l = (a >> 23) ? (int)(a >> 23) - 127 : -149 + (31 - __clz(a));
+        l -= emax;
+        l = l < -127 ? -127 : (l > 127 ? 127 : l);
+        return (uint32_t)(l + 127);
+    }
+    /* torchao FLOOR / CEIL / EVEN */
+    uint32_t a = fpsim_f2u(amax) & 0x7FFFFFFFu;
+    int nan = a > FPSIM_F32_INF_BITS;
+    if (rule == FPSIM_MX_EVEN && !nan) a = (a + (1u << (23 - fpsim_elem_mbits_dev(elem) - 1))) & 0xFF800000u;
+    int e = (int)((a >> 23) & 0xFF) - 127;
+    if (rule == FPSIM_MX_CEIL) e += (a & 0x7FFFFFu) != 0;
+    int u = e - emax;
+    u = u < -127 ? -127 : (u > 128 ? 128 : u);
+    if (nan) return 0xFF;
+    if (ao == FPSIM_AO_MAIN && a >= FPSIM_F32_INF_BITS) return 0xFF;
+    return (uint32_t)(u + 127);
+}
+
+/* 2^(127-e) from bits (torchao main _e8m0_scale_to_reciprocal_fp32): 254 -> 2^-127 subnormal,
+ * 255 -> NaN 0x7F800001. */
+__device__ __forceinline__ float fpsim_e8m0_rcp_exact_dev(uint32_t e)
+{
+    if (e == 0xFF) return fpsim_u2f(0x7F800001u);
+    if (e == 254) return fpsim_u2f(0x00400000u);
+    return fpsim_u2f((254u - e) << 23);
+}
+
+/* 2^(e-127): 0 -> 2^-127 subnormal, 255 -> NaN. */
+__device__ __forceinline__ float fpsim_e8m0_value_dev(uint32_t e)
+{
+    if (e == 0xFF) return fpsim_u2f(0x7FC00000u);
+    return e == 0 ? fpsim_u2f(0x00400000u) : fpsim_u2f(e << 23);
+}
+
+/* Element x of a block with code e, scaled as the emulated implementation does it. */
+__device__ __forceinline__ float fpsim_mx_scale_element_dev(float x, uint32_t e, int rule, int ao)
+{
+    if (rule == FPSIM_MX_RCEIL_SAT) {
+        /* TE ptx::exp2f_rcp: 0 -> 1.0, else bits (254 - e) << 23 (254 -> +0, 255 -> -Inf); CUDA
+         * NaN results are 0x7FFFFFFF. */
+        float r = e == 0 ? 1.0f : fpsim_u2f((uint32_t)(254 - (int)e) << 23);
+        float y = __fmul_rn(x, r);
+        return fpsim_isnan_bits(fpsim_f2u(y)) ? fpsim_u2f(0x7FFFFFFFu) : y;
+    }
+    if ((rule == FPSIM_MX_FLOOR || rule == FPSIM_MX_CEIL || rule == FPSIM_MX_EVEN) && ao == FPSIM_AO_0_18) {
+        if (e == 0) return fpsim_div_x86(x, fpsim_u2f(0x00800000u));
+        if (e == 255) return fpsim_div_x86(x, fpsim_u2f(0x7F800000u));
+        return fpsim_mul_x86(x, fpsim_e8m0_rcp_exact_dev(e));
+    }
+    if (rule == FPSIM_MX_GFLOAT && e == 255) return fpsim_div_x86(x, fpsim_u2f(0x7FC00000u));
+    return fpsim_mul_x86(x, fpsim_e8m0_rcp_exact_dev(e));
+}
+
+/* ---- block FP8 ---------------------------------------------------------------------------- */
+
+/* TE compute_scale_from_amax (recipe_common.cuh). */
+__device__ __forceinline__ float fpsim_fp8_te_scale_dev(float amax, float fp8_max, int pow2, float eps,
+                                                        float value_for_inf)
+{
+    float a = amax < eps ? eps : amax;
+    if (a == 0.0f || isinf(a) || isnan(a)) return 1.0f;
+    float scale = __fdiv_rn(fp8_max, a);
+    if (isinf(scale)) scale = value_for_inf;
+    if (pow2) scale = fpsim_u2f(fpsim_f2u(scale) & 0xFF800000u);
+    return scale;
+}
+
+#endif

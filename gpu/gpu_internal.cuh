@@ -1,0 +1,46 @@
+/* gpu_internal.cuh: helpers shared by the .cu files of fpsim_gpu (not installed, not C).
+ *
+ * Status plumbing (a failing CUDA call becomes an fpsim_status with a message naming the call),
+ * launch geometry, and 16-byte vector types. Bits are decided in fpsim_core.h, never here. */
+#ifndef FPSIM_GPU_INTERNAL_CUH
+#define FPSIM_GPU_INTERNAL_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fpsim_gpu.h"
+
+/* Turn a CUDA error into FPSIM_ENODEV/EINVAL/ENOMEM with "what: cuda message". */
+fpsim_status fpsim_gpu_fail_cuda(cudaError_t e, const char *what);
+
+/* Check a CUDA call inside a function returning fpsim_status. */
+#define FPSIM_CUDA_TRY(call)                                                                    \
+    do {                                                                                        \
+        cudaError_t fpsim_e_ = (call);                                                          \
+        if (fpsim_e_ != cudaSuccess) return fpsim_gpu_fail_cuda(fpsim_e_, #call);               \
+    } while (0)
+
+/* Check the launch just queued (configuration errors; asynchronous faults surface at sync). */
+#define FPSIM_CUDA_LAUNCHED(name)                                                               \
+    do {                                                                                        \
+        cudaError_t fpsim_e_ = cudaGetLastError();                                              \
+        if (fpsim_e_ != cudaSuccess) return fpsim_gpu_fail_cuda(fpsim_e_, name);                \
+    } while (0)
+
+/* Number of multiprocessors of device 0 (cached; 0 when no device). */
+int fpsim_gpu_sm_count(void);
+
+/* Blocks for a grid-stride loop over `items` work items of `threads` threads each: enough to
+ * fill every SM several times over, never more than there are items. */
+static inline unsigned fpsim_gpu_blocks(size_t items, unsigned threads)
+{
+    size_t need = (items + threads - 1) / threads;
+    size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * 32;
+    if (need > cap) need = cap;
+    return need ? (unsigned)need : 1u;
+}
+
+static inline int fpsim_gpu_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+#endif

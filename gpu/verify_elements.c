@@ -1,0 +1,283 @@
+/* verify_elements.c: element conversions, GPU kernel vs CPU emulator, byte for byte.
+ *
+ * The CPU side is the threaded array API of formats/ (fpsim_convert_*), the GPU side the kernels of
+ * convert.cu (software core, and the hardware cvt where the spec allows it). Float32 inputs are
+ * enumerated by bit pattern: the GPU generates them itself (fpsim_gpu_sweep_f32_dev), the CPU
+ * converts the same patterns from memory. Specs are processed in groups so that each chunk of
+ * input patterns is written once per group; rows are reported as each group finishes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fpsim_core.h"
+#include "fpsim_formats.h"
+#include "fpsim_gpu.h"
+#include "fpsim_gpu_verify.h"
+#include "fpsim_parallel.h"
+
+
+#define SR_SEED 0x5EED5EED12345678ull
+#define SR_STREAM 7u
+
+typedef struct vcase {
+    fpsim_spec spec;
+    char name[64];
+    int wide;  /* 16-bit codes */
+    int hw;    /* hardware cvt path applies */
+} vcase;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int same_spec(const fpsim_spec *a, const fpsim_spec *b)
+{
+    fpsim_spec x = *a, y = *b;
+    x.policy = y.policy = 0;
+    return !memcmp(&x, &y, sizeof x);
+}
+
+/* Every (format, policy, mode) that fpsim_spec_make accepts, identical specs listed once. */
+static size_t collect_cases(vcase **out, const char *only)
+{
+    size_t cap = 512, n = 0;
+    vcase *v = malloc(cap * sizeof *v);
+    if (!v) return 0;
+    for (int f = 0; f < FPSIM_FORMAT_COUNT; f++) {
+        const fpsim_format *fmt = fpsim_format_get((fpsim_format_id)f);
+        for (int p = 0; p < fpsim_policy_count(); p++) {
+            const char *policy = fpsim_policy_name(p);
+            for (int m = 0; m < FPSIM_ROUND_COUNT; m++) {
+                fpsim_spec s;
+                if (fpsim_spec_make(&s, (fpsim_format_id)f, policy, (fpsim_round)m, 0) != FPSIM_OK) continue;
+                int dup = 0;
+                for (size_t i = 0; i < n && !dup; i++) dup = same_spec(&v[i].spec, &s);
+                if (dup) continue;
+                vcase c;
+                memset(&c, 0, sizeof c);
+                c.spec = s;
+                snprintf(c.name, sizeof c.name, "%s/%s/%s", fmt->name, policy, fpsim_round_name((fpsim_round)m));
+                if (only && !strstr(c.name, only)) continue;
+                c.wide = f == FPSIM_BF16 || f == FPSIM_F16;
+                c.hw = fpsim_gpu_spec_has_hw_cvt(&s) && fpsim_gpu_hw_cvt_available();
+                if (n == cap) {
+                    vcase *w = realloc(v, 2 * cap * sizeof *v);
+                    if (!w) break;
+                    v = w;
+                    cap *= 2;
+                }
+                v[n++] = c;
+            }
+        }
+    }
+    fpsim_clear_error();
+    *out = v;
+    return n;
+}
+
+typedef struct fill_ctx {
+    uint32_t *x;
+    uint64_t first;
+} fill_ctx;
+
+static void fill_range(void *ctx, size_t b, size_t e)
+{
+    fill_ctx *f = ctx;
+    for (size_t i = b; i < e; i++) f->x[i] = (uint32_t)(f->first + i);
+}
+
+/* Mismatching codes between a and b (n codes of `size` bytes); example of the first. */
+static uint64_t compare_codes(const void *cpu, const void *gpu, size_t n, int wide, uint64_t first_input,
+                              char *example, size_t cap, const char *what)
+{
+    if (!memcmp(cpu, gpu, n * (wide ? 2 : 1))) return 0;
+    uint64_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = wide ? ((const uint16_t *)cpu)[i] : ((const uint8_t *)cpu)[i];
+        uint32_t g = wide ? ((const uint16_t *)gpu)[i] : ((const uint8_t *)gpu)[i];
+        if (c == g) continue;
+        if (!bad && !example[0])
+            snprintf(example, cap, "%s input 0x%llx: cpu 0x%x gpu 0x%x", what,
+                     (unsigned long long)(first_input + i), c, g);
+        bad++;
+    }
+    return bad;
+}
+
+typedef struct range {
+    uint64_t first;
+    size_t n;
+} range;
+
+/* Full: 2^32 in chunks; sample: 256 slices of 2^16, one in every 2^24 patterns (every exponent). */
+static size_t make_ranges(range **out, int full, size_t chunk)
+{
+    size_t count = full ? (size_t)((1ull << 32) / chunk) : 256;
+    range *r = malloc(count * sizeof *r);
+    if (!r) return 0;
+    for (size_t j = 0; j < count; j++) {
+        if (full) {
+            r[j].first = (uint64_t)j * chunk;
+            r[j].n = chunk;
+        } else {
+            r[j].first = ((uint64_t)j << 24) + (((uint64_t)j * 97u) % 256u) * 65536u;
+            r[j].n = 65536;
+        }
+    }
+    *out = r;
+    return count;
+}
+
+static fpsim_status run_f32_group(vcase *cases, size_t ncase, const range *rg, size_t nrange, size_t chunk,
+                                  int threads, uint32_t *x, void *cpu_codes, void *host_codes, void *dev_codes,
+                                  fpsim_gpu_check *rows)
+{
+    fpsim_status st = FPSIM_OK;
+    for (size_t r = 0; r < nrange && st == FPSIM_OK; r++) {
+        fill_ctx fc = {x, rg[r].first};
+        st = fpsim_parallel_for(rg[r].n, 1u << 16, fill_range, &fc, threads);
+        for (size_t c = 0; c < ncase && st == FPSIM_OK; c++) {
+            vcase *vc = &cases[c];
+            double t0 = now_s();
+            size_t bytes = rg[r].n * (vc->wide ? 2 : 1);
+            st = fpsim_convert_f32(cpu_codes, (const float *)x, rg[r].n, &vc->spec, SR_SEED, SR_STREAM,
+                                   rg[r].first, threads);
+            for (int pass = 0; pass < 1 + vc->hw && st == FPSIM_OK; pass++) {
+                fpsim_gpu_check *row = &rows[2 * c + pass];
+                unsigned flags = pass ? 0u : FPSIM_GPU_SOFTWARE_ONLY;
+                st = fpsim_gpu_sweep_f32_dev(dev_codes, rg[r].first, rg[r].n, &vc->spec, SR_SEED, SR_STREAM, flags,
+                                             NULL);
+                if (st == FPSIM_OK) st = fpsim_gpu_copy(host_codes, dev_codes, bytes, 1);
+                if (st != FPSIM_OK) break;
+                row->inputs += rg[r].n;
+                row->mismatches += compare_codes(cpu_codes, host_codes, rg[r].n, vc->wide, rg[r].first,
+                                                 row->example, sizeof row->example, "f32");
+            }
+            rows[2 * c].seconds += now_s() - t0;
+        }
+    }
+    (void)chunk;
+    return st;
+}
+
+/* All 2^16 bf16 or f16 patterns, and decode of every code. */
+static fpsim_status run_small(const vcase *vc, fpsim_gpu_check *row, int threads, int what)
+{
+    size_t n = what == 2 ? (vc->wide ? 65536u : 256u) : 65536u;
+    uint16_t *in = malloc(65536 * sizeof *in);
+    uint8_t *cpu = malloc(65536 * 4), *gpu = malloc(65536 * 4);
+    void *d_in = NULL, *d_out = NULL;
+    fpsim_status st = in && cpu && gpu ? FPSIM_OK : fpsim_fail(FPSIM_ENOMEM, "verify: no memory");
+    if (st == FPSIM_OK) st = fpsim_gpu_alloc(&d_in, 65536 * 2);
+    if (st == FPSIM_OK) st = fpsim_gpu_alloc(&d_out, 65536 * 4);
+    double t0 = now_s();
+    if (st == FPSIM_OK) {
+        for (size_t i = 0; i < 65536; i++) in[i] = (uint16_t)i;
+        if (!vc->wide && what == 2)
+            for (size_t i = 0; i < 256; i++) ((uint8_t *)in)[i] = (uint8_t)i;
+        st = fpsim_gpu_copy(d_in, in, 65536 * 2, 0);
+    }
+    if (st == FPSIM_OK && what < 2) {
+        if (what == 0) {
+            st = fpsim_convert_bf16(cpu, in, n, &vc->spec, SR_SEED, SR_STREAM, 0, threads);
+            if (st == FPSIM_OK) st = fpsim_gpu_convert_bf16_dev(d_out, d_in, n, &vc->spec, SR_SEED, SR_STREAM, 0, 0, NULL);
+        } else {
+            st = fpsim_convert_f16(cpu, in, n, &vc->spec, SR_SEED, SR_STREAM, 0, threads);
+            if (st == FPSIM_OK) st = fpsim_gpu_convert_f16_dev(d_out, d_in, n, &vc->spec, SR_SEED, SR_STREAM, 0, 0, NULL);
+        }
+        if (st == FPSIM_OK) st = fpsim_gpu_copy(gpu, d_out, n * (vc->wide ? 2 : 1), 1);
+        if (st == FPSIM_OK)
+            row->mismatches += compare_codes(cpu, gpu, n, vc->wide, 0, row->example, sizeof row->example,
+                                             what ? "f16" : "bf16");
+    } else if (st == FPSIM_OK) {
+        /* Decode: the CPU scalar core over every code, the GPU kernel over the same codes. */
+        uint32_t *yc = (uint32_t *)cpu;
+        for (size_t i = 0; i < n; i++)
+            yc[i] = fpsim_decode_f32(vc->wide ? in[i] : ((uint8_t *)in)[i], &vc->spec);
+        st = fpsim_gpu_decode_f32_dev(d_out, d_in, n, &vc->spec, NULL);
+        if (st == FPSIM_OK) st = fpsim_gpu_copy(gpu, d_out, n * 4, 1);
+        if (st == FPSIM_OK) {
+            const uint32_t *yg = (const uint32_t *)gpu;
+            for (size_t i = 0; i < n; i++) {
+                if (yc[i] == yg[i]) continue;
+                if (!row->example[0])
+                    snprintf(row->example, sizeof row->example, "decode code 0x%zx: cpu 0x%08x gpu 0x%08x", i, yc[i],
+                             yg[i]);
+                row->mismatches++;
+            }
+        }
+    }
+    row->inputs += n;
+    row->seconds += now_s() - t0;
+    fpsim_gpu_free(d_in);
+    fpsim_gpu_free(d_out);
+    free(in);
+    free(cpu);
+    free(gpu);
+    return st;
+}
+
+fpsim_status fpsim_gpu_verify_elements(const fpsim_gpu_verify_opts *o, fpsim_gpu_check_fn fn, void *ctx,
+                                       uint64_t *total_mismatches)
+{
+    fpsim_status st = fpsim_gpu_require();
+    if (st != FPSIM_OK) return st;
+    int threads = o->threads > 0 ? o->threads : fpsim_threads_default();
+    *total_mismatches = 0;
+    vcase *cases = NULL;
+    size_t ncase = collect_cases(&cases, o->only);
+    if (!cases) return fpsim_fail(FPSIM_ENOMEM, "verify: no memory for the case list");
+    const size_t chunk = (size_t)1 << 27;
+    range *rg = NULL;
+    size_t nrange = make_ranges(&rg, o->full, chunk);
+    size_t maxn = o->full ? chunk : 65536;
+    uint32_t *x = NULL;
+    void *cpu_codes = malloc(maxn * 2), *host_codes = NULL, *dev_codes = NULL;
+    fpsim_gpu_check *rows = calloc(2 * (ncase ? ncase : 1), sizeof *rows);
+    st = rg && cpu_codes && rows ? FPSIM_OK : fpsim_fail(FPSIM_ENOMEM, "verify: no memory");
+    if (st == FPSIM_OK) st = fpsim_gpu_host_alloc((void **)&x, maxn * 4);
+    if (st == FPSIM_OK) st = fpsim_gpu_host_alloc(&host_codes, maxn * 2);
+    if (st == FPSIM_OK) st = fpsim_gpu_alloc(&dev_codes, maxn * 2);
+    const size_t group = 16;
+    for (size_t g = 0; g < ncase && st == FPSIM_OK; g += group) {
+        size_t k = ncase - g < group ? ncase - g : group;
+        for (size_t c = 0; c < k; c++) {
+            snprintf(rows[2 * (g + c)].name, sizeof rows[0].name, "f32->%s%s", cases[g + c].name,
+                     o->full ? "" : " (sample)");
+            snprintf(rows[2 * (g + c) + 1].name, sizeof rows[0].name, "f32->%s [hw cvt]%s", cases[g + c].name,
+                     o->full ? "" : " (sample)");
+        }
+        st = run_f32_group(cases + g, k, rg, nrange, chunk, threads, x, cpu_codes, host_codes, dev_codes, rows + 2 * g);
+        for (size_t c = 0; c < k && st == FPSIM_OK; c++) {
+            const vcase *vc = &cases[g + c];
+            for (int pass = 0; pass < 1 + vc->hw; pass++) {
+                fpsim_gpu_check *row = &rows[2 * (g + c) + pass];
+                *total_mismatches += row->mismatches;
+                fn(row, ctx);
+            }
+            for (int what = 0; what < 3 && st == FPSIM_OK; what++) {
+                fpsim_gpu_check row;
+                memset(&row, 0, sizeof row);
+                snprintf(row.name, sizeof row.name, "%s->%s", what == 0 ? "bf16" : what == 1 ? "f16" : "decode",
+                         vc->name);
+                if (what == 2 && vc->spec.round != FPSIM_RNE) continue; /* decode does not depend on the mode */
+                st = run_small(vc, &row, threads, what);
+                if (st != FPSIM_OK) break;
+                *total_mismatches += row.mismatches;
+                fn(&row, ctx);
+            }
+        }
+    }
+    fpsim_gpu_free(dev_codes);
+    fpsim_gpu_host_free(host_codes);
+    fpsim_gpu_host_free(x);
+    free(cpu_codes);
+    free(rows);
+    free(rg);
+    free(cases);
+    return st;
+}

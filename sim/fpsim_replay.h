@@ -126,6 +126,7 @@ uint64_t fpsim_replay_step_seed(uint64_t seed, uint64_t step);
 /* The replay                                                                                  */
 
 #include "fpsim_model.h"
+#include "fpsim_task.h"
 
 #define FPSIM_REPLAY_MAX_RECIPES 16
 
@@ -146,7 +147,10 @@ typedef struct fpsim_replay_config {
     int threads;               /* <= 0: fpsim_threads_default() */
     int local_view;            /* 1: also recompute every GEMM on the reference operands */
     fpsim_adamw_config opt;
-    fpsim_replay_batch_fn batch;
+    int pretrain_steps;        /* FP32 AdamW steps on the task before step 0 (fpsim_model_pretrain),
+                                  so the replay starts from a trained state, not random init */
+    fpsim_task_config task;    /* the built-in task (used when batch is NULL) */
+    fpsim_replay_batch_fn batch; /* NULL: batch `step` of the built-in task */
     void *batch_ctx;
     /* Optional: called after each unit of work (one engine's step), done of total. */
     void (*progress)(void *ctx, int done, int total);
@@ -158,7 +162,9 @@ typedef struct fpsim_replay_config {
 } fpsim_replay_config;
 
 /* Defaults: the default model, recipes bf16 nemo-rl-fp8 te-mxfp8 te-nvfp4, 2 steps, seed 1,
- * local view on, AdamW defaults; batch must still be set. */
+ * local view on, AdamW defaults, the built-in task (seed 1), FPSIM_REPLAY_PRETRAIN steps of
+ * pretraining. */
+#define FPSIM_REPLAY_PRETRAIN 30
 void fpsim_replay_config_default(fpsim_replay_config *cfg);
 
 /* Index helpers over layers 0..L (L = the LM head), sites, passes, roles, canonical points
@@ -251,6 +257,7 @@ typedef struct fpsim_biasvar_result {
     char case_schemes[FPSIM_BIASVAR_MAX_CASES][FPSIM_SCHEME_TEXT_MAX];
     size_t ns[FPSIM_BIASVAR_MAX_NS];       /* token counts N */
     int seeds;
+    int layer, site;                        /* the wgrad GEMM swept */
     /* [case][n]: all relative to ||G_N|| (the reference sum over N tokens) */
     double bias[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];     /* ||mean_s G^ - G|| / ||G|| */
     double std[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];      /* sqrt(mean_s ||G^_s - mean||^2) / ||G|| */
@@ -262,6 +269,12 @@ typedef struct fpsim_biasvar_result {
  * under each case (E4M3 RNE per-tensor... see biasvar.c), both operands quantized along tokens
  * as the wgrad GEMM does. */
 fpsim_status fpsim_biasvar_run(fpsim_biasvar_result *out, const fpsim_biasvar_config *cfg);
+
+/* The sweep on the replay's own reference model (its state after the finished steps): the
+ * operands of the wgrad GEMM of the first block's DOWN projection (dY: N x d, X: N x ffn),
+ * gathered from fresh batches of the task (FP64 forward + backward) up to max_tokens rows. */
+fpsim_status fpsim_replay_biasvar(fpsim_replay *r, fpsim_biasvar_result *out, int seeds,
+                                  size_t max_tokens);
 
 /* Write the results of the replay's finished steps, and the bias-variance sweep when bv is not
  * NULL, to `path` (temp + rename; layout in docs/hdf5-layout.md, "Replay results"). */

@@ -39,6 +39,17 @@ void fpsim_replay_config_default(fpsim_replay_config *cfg)
     cfg->seed = 1;
     cfg->local_view = 1;
     cfg->opt = fpsim_adamw_config_default();
+    cfg->pretrain_steps = FPSIM_REPLAY_PRETRAIN;
+    cfg->task = fpsim_task_config_default();
+}
+
+/* The built-in batch source: batch `step` of the task, offset so that the replay's batches are
+ * not the ones the pretraining saw. */
+static fpsim_status task_batch(void *ctx, int step, int32_t *tokens, int32_t *targets, uint8_t *mask)
+{
+    const fpsim_replay *r = ctx;
+    return fpsim_task_batch(&r->config.task, &r->config.model,
+                            (uint64_t)r->config.pretrain_steps + (uint64_t)step, tokens, targets, mask);
 }
 
 /* The parameter tensors, in slab order per layer: wte, l<i>.{ln1w, qkvw, attprojw, ln2w,
@@ -84,7 +95,6 @@ static void *xcalloc(size_t n, size_t size, int *oom)
 fpsim_status fpsim_replay_create(fpsim_replay **out, const fpsim_replay_config *cfg)
 {
     *out = NULL;
-    if (!cfg->batch) return fpsim_fail(FPSIM_EINVAL, "replay: no batch source");
     if (cfg->steps <= 0) return fpsim_fail(FPSIM_EINVAL, "replay: steps must be positive (got %d)", cfg->steps);
     if (cfg->nrecipes <= 0 || cfg->nrecipes > FPSIM_REPLAY_MAX_RECIPES)
         return fpsim_fail(FPSIM_EINVAL, "replay: between 1 and %d recipes (got %d)",
@@ -122,6 +132,10 @@ fpsim_status fpsim_replay_create(fpsim_replay **out, const fpsim_replay_config *
         return fpsim_fail(FPSIM_ENOMEM, "replay: out of memory");
     }
     r->config = *cfg;
+    if (!r->config.batch) {
+        r->config.batch = task_batch;
+        r->config.batch_ctx = r;
+    }
     r->state = s;
     r->nrecipes = cfg->nrecipes;
     r->dims.steps = cfg->steps;
@@ -171,6 +185,9 @@ fpsim_status fpsim_replay_create(fpsim_replay **out, const fpsim_replay_config *
 
     /* The models: one initial state, cloned for every recipe. */
     if ((st = fpsim_model_create(&s->ref, &cfg->model))) goto fail;
+    if (cfg->pretrain_steps > 0 &&
+        (st = fpsim_model_pretrain(&s->ref, &cfg->task, cfg->pretrain_steps, &cfg->opt, NULL)))
+        goto fail;
     for (int i = 0; i < r->nrecipes; i++)
         if ((st = fpsim_model_clone(&s->cand[i], &s->ref))) goto fail;
     if ((st = fpsim_acts_create(&s->acts, &cfg->model))) goto fail;

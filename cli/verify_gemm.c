@@ -131,7 +131,6 @@ static float rand_value(fpsim_format_id fmt, int lo, int hi)
 }
 
 enum { DATA_NORMAL, DATA_WIDE, DATA_CANCEL, DATA_SUBNORMAL, DATA_SPECIAL, DATA_COUNT };
-static const char *data_names[DATA_COUNT] = {"normal", "wide", "cancel", "subnormal", "special"};
 
 /* Exponent-field ranges per data set and format: normal = values near 1, wide = the whole range. */
 static void exp_range(fpsim_format_id f, int data, int *lo, int *hi)

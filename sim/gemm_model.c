@@ -149,16 +149,13 @@ static int64_t truncate_to_grid(int64_t mag, int lsb, int g)
     return -sh >= 63 ? 0 : mag >> -sh;
 }
 
-float fpsim_gemm_block_terms(const fpsim_accum *acc, float c, const fpsim_gemm_term *a, const fpsim_gemm_term *b,
-                             int n, int mbits_sum)
+/* Step 6 for blocks holding a NaN or an Inf (c included): NaN anywhere, Inf * 0, or +Inf with
+ * -Inf give NaN; otherwise the infinity passes through. */
+static float block_special(const fpsim_gemm_term *tc, const fpsim_gemm_term *a, const fpsim_gemm_term *b, int n)
 {
-    static const fpsim_gemm_fmt f32 = {23, -126, 3.40282346638528859812e38, 1};
-    fpsim_gemm_term tc = fpsim_gemm_term_decode(c, &f32);
-
-    /* Special values first (step 6). */
-    int nan = tc.cls == FPSIM_TERM_NAN, pinf = 0, ninf = 0;
-    if (tc.cls == FPSIM_TERM_INF) {
-        if (tc.m < 0) ninf = 1;
+    int nan = tc->cls == FPSIM_TERM_NAN, pinf = 0, ninf = 0;
+    if (tc->cls == FPSIM_TERM_INF) {
+        if (tc->m < 0) ninf = 1;
         else pinf = 1;
     }
     for (int i = 0; i < n; i++) {
@@ -171,31 +168,42 @@ float fpsim_gemm_block_terms(const fpsim_accum *acc, float c, const fpsim_gemm_t
         else pinf = 1;
     }
     if (nan || (pinf && ninf)) return f32_from_bits(0x7FFFFFFFu);
-    if (pinf) return INFINITY;
-    if (ninf) return -INFINITY;
+    return pinf ? INFINITY : -INFINITY;
+}
 
-    /* Step 3: the alignment exponent. */
-    int E = -133, any = 0;
+float fpsim_gemm_block_terms(const fpsim_accum *acc, float c, const fpsim_gemm_term *a, const fpsim_gemm_term *b,
+                             int n, int mbits_sum)
+{
+    static const fpsim_gemm_fmt f32 = {23, -126, 3.40282346638528859812e38, 1};
+    fpsim_gemm_term tc = fpsim_gemm_term_decode(c, &f32);
+    int special = tc.cls;
+    for (int i = 0; i < n; i++) special |= a[i].cls | b[i].cls;
+    if (special) return block_special(&tc, a, b, n);
+
+    /* Steps 1 and 3: exact products and the alignment exponent over the nonzero ones. */
+    int64_t p[64];
+    int ep[64];
+    int E = INT32_MIN;
     for (int i = 0; i < n; i++) {
-        if (a[i].m == 0 || b[i].m == 0) continue;
-        int ep = a[i].e + b[i].e;
-        if (!any || ep > E) E = ep > -133 ? ep : -133;
-        any = 1;
+        p[i] = (int64_t)a[i].m * b[i].m;
+        ep[i] = a[i].e + b[i].e;
+        int e = p[i] ? ep[i] : INT32_MIN;
+        E = e > E ? e : E;
     }
-    if (tc.m != 0) {
-        if (!any || tc.e > E) E = tc.e > -133 ? tc.e : -133;
-        any = 1;
-    }
-    if (!any) return 0.0f; /* step 6: an all-zero block gives +0, even for c = -0 */
+    if (tc.m != 0 && tc.e > E) E = tc.e;
+    if (E == INT32_MIN) return 0.0f; /* step 6: an all-zero block gives +0, even for c = -0 */
+    if (E < -133) E = -133;
     int g = E - acc->grid_bits;
 
-    /* Steps 4-5: truncate each magnitude to the grid, sum exactly. */
+    /* Steps 4-5: truncate each magnitude to the grid 2^g, sum exactly. A product's weight is
+     * 2^(ep - mbits_sum); a nonzero one lies at most grid_bits - mbits_sum (<= 25) bits above the
+     * grid, zeros anywhere (clamped shifts keep them 0). */
     int64_t sum = 0;
     for (int i = 0; i < n; i++) {
-        int64_t p = (int64_t)a[i].m * b[i].m;
-        if (p == 0) continue;
-        int64_t t = truncate_to_grid(p < 0 ? -p : p, a[i].e + b[i].e - mbits_sum, g);
-        sum += p < 0 ? -t : t;
+        int64_t mag = p[i] < 0 ? -p[i] : p[i];
+        int s = g - (ep[i] - mbits_sum); /* right shift; negative: exact left shift */
+        int64_t t = s <= 0 ? mag << (-s < 40 ? -s : 40) : (s > 62 ? 0 : mag >> s);
+        sum += p[i] < 0 ? -t : t;
     }
     if (tc.m != 0) {
         int64_t mc = tc.m < 0 ? -(int64_t)tc.m : tc.m;

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# device_gemm.sh: everything the GEMM work needs from the H200, in one call.
+#
+#   build   (here, before the call)  gpu/device_gemm.sh build
+#           -> build-devgemm/: fpsim-gemm (the gemm / verify gemm / bench gemm commands, OpenBLAS
+#              and cudart linked statically, cuBLASLt from the machine), test_gemm_gpu, test_gemm_model
+#   run     (on the GPU machine)     gpu/device_gemm.sh run     [carry build-devgemm]
+#           -> $OUT/: device.txt, test_gemm_gpu.log, verify_gemm.md/.log, bench_gemm.json/.log,
+#              accum_vs_k_gpu.csv
+# The run step rebuilds on the machine only if the carried binaries do not start there.
+set -u
+cd "$(dirname "$0")/.."
+B=build-devgemm
+OUT=${OUT:-/tmp/fpsim-device-out}
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+
+build() {
+    mkdir -p $B/obj
+    local CF="-std=c11 -O2 -Wall -Wextra -ffp-contract=off -fno-fast-math -fexcess-precision=standard
+        -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DFPSIM_HAVE_CUDA=1 -DFPSIM_VERSION=\"0.1.0\"
+        -Isim -Iformats -Igpu -Icli -I$CUDA/include"
+    local objs=()
+    for f in sim/gemm_accum.c sim/gemm_model.c sim/gemm_tn.c sim/npy.c sim/file.c formats/status.c \
+             formats/parallel.c cli/cli_util.c cli/cmd_gemm.c cli/verify_gemm.c cli/bench_gemm.c; do
+        o=$B/obj/$(basename "$f" .c).o
+        gcc $CF -c "$f" -o "$o" || return 1
+        objs+=("$o")
+    done
+    for f in gpu/gemm_cublaslt.cu gpu/device.cu; do
+        o=$B/obj/$(basename "$f" .cu).o
+        $CUDA/bin/nvcc -O2 -arch=sm_90 -fmad=false -Igpu -Iformats -c "$f" -o "$o" || return 1
+        objs+=("$o")
+    done
+    local BLAS=/usr/lib/x86_64-linux-gnu/libopenblas.a
+    [ -f $BLAS ] || BLAS=-lopenblas
+    local LIBS="-L$CUDA/lib64 -lcublasLt -Wl,-Bstatic -lcudart_static -Wl,-Bdynamic $BLAS -lpthread -ldl -lrt -lm"
+    gcc $CF -c tests/gemm/device_tool.c -o $B/obj/device_tool.o || return 1
+    g++ -o $B/fpsim-gemm $B/obj/device_tool.o "${objs[@]}" $LIBS || return 1
+    gcc $CF -c tests/gemm/test_gemm_gpu.c -o $B/obj/test_gemm_gpu.o || return 1
+    g++ -o $B/test_gemm_gpu $B/obj/test_gemm_gpu.o "${objs[@]}" $LIBS || return 1
+    gcc $CF -c tests/gemm/test_gemm_model.c -o $B/obj/test_gemm_model.o || return 1
+    g++ -o $B/test_gemm_model $B/obj/test_gemm_model.o "${objs[@]}" $LIBS || return 1
+    echo "built $B/fpsim-gemm $B/test_gemm_gpu $B/test_gemm_model"
+}
+
+run() {
+    mkdir -p "$OUT"
+    export LD_LIBRARY_PATH=$CUDA/lib64:$CUDA/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
+    export FPSIM_THREADS=${FPSIM_THREADS:-$(nproc)}
+    {
+        date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+        $CUDA/bin/nvcc --version | tail -2; ls $CUDA/lib64/libcublasLt.so.* 2>/dev/null; nproc
+    } > "$OUT/device.txt" 2>&1
+    if ! $B/fpsim-gemm verify gemm --device cpu > "$OUT/verify_cpu.log" 2>&1; then
+        echo "carried binaries do not run here; rebuilding" | tee -a "$OUT/device.txt"
+        build >> "$OUT/device.txt" 2>&1 || { echo "rebuild failed"; tail -20 "$OUT/device.txt"; return 1; }
+        $B/fpsim-gemm verify gemm --device cpu > "$OUT/verify_cpu.log" 2>&1
+    fi
+    echo "== test_gemm_model"; $B/test_gemm_model 2>&1 | tail -3
+    echo "== test_gemm_gpu"; timeout 120 $B/test_gemm_gpu > "$OUT/test_gemm_gpu.log" 2>&1; echo "exit $?"
+    cat "$OUT/test_gemm_gpu.log"
+    echo "== verify gemm --device gpu"
+    timeout 240 $B/fpsim-gemm verify gemm --device gpu --md "$OUT/verify_gemm.md" > "$OUT/verify_gemm.log" 2>&1
+    echo "exit $?"; cat "$OUT/verify_gemm.log"
+    echo "== bench gemm --device gpu"
+    timeout 120 $B/fpsim-gemm bench gemm --device gpu --reps 20 > "$OUT/bench_gemm.log" 2>&1; echo "exit $?"
+    cat "$OUT/bench_gemm.log"
+    if [ -x experiments/accum-vs-k/run.py ] || [ -f experiments/accum-vs-k/run.py ]; then
+        echo "== accum-vs-k on the GPU"
+        timeout 150 python3 experiments/accum-vs-k/run.py --device gpu --fpsim $B/fpsim-gemm \
+            --csv "$OUT/accum_vs_k_gpu.csv" > "$OUT/accum_vs_k_gpu.log" 2>&1
+        echo "exit $?"; tail -25 "$OUT/accum_vs_k_gpu.log"
+    fi
+}
+
+case "${1:-}" in
+build) build ;;
+run) run ;;
+*) echo "usage: gpu/device_gemm.sh build|run" >&2; exit 2 ;;
+esac

@@ -76,7 +76,8 @@ char fpsim_task_token_char(int32_t token);
 
 /* ---------------------------------------------------------------------------------------- */
 /* A "pretrained" starting point: `steps` AdamW steps of FP32 training on the task (fp32 engine,
- * batches 0 .. steps-1 of task t) from the model's current state. *final_loss (if not NULL):
+ * batches m->step .. m->step + steps - 1 of task t, so 0 .. steps-1 from a fresh model) from the
+ * model's current state. *final_loss (if not NULL):
  * the loss of the last step's forward. Deterministic. */
 fpsim_status fpsim_model_pretrain(fpsim_model *m, const fpsim_task_config *t, int steps,
                                   const fpsim_adamw_config *opt, double *final_loss);

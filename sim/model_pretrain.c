@@ -21,7 +21,9 @@ fpsim_status fpsim_model_pretrain(fpsim_model *m, const fpsim_task_config *t, in
     fpsim_numerics nx = fpsim_numerics_fp32();
     double loss = 0.0;
     for (int s = 0; s < steps; s++) {
-        if ((st = fpsim_task_batch(t, &m->config, (uint64_t)s, inputs, targets, mask))) goto done;
+        /* batch m->step: a second call continues the data stream instead of repeating it */
+        if ((st = fpsim_task_batch(t, &m->config, (uint64_t)m->step, inputs, targets, mask)))
+            goto done;
         if ((st = fpsim_model_forward(m, &nx, &acts, inputs, targets, mask, NULL, NULL, &loss)))
             goto done;
         if ((st = fpsim_model_backward(m, &nx, &acts, NULL, NULL))) goto done;

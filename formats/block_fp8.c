@@ -35,6 +35,17 @@ static inline float u2f(uint32_t u)
     return f;
 }
 
+/* torch CPU NaN propagation for a * b (see block_mx.c): b's NaN first. */
+static inline float mul_torch(float a, float b)
+{
+    if (isnan(b))
+        return u2f(f2u(b) | 0x00400000u);
+    if (isnan(a))
+        return u2f(f2u(a) | 0x00400000u);
+    float r = a * b;
+    return isnan(r) ? u2f(0xFFC00000u) : r;
+}
+
 /* TE compute_scale_from_amax (FP32). value_for_inf: FLT_MAX for FP32 input, BF16 max for BF16. */
 float fpsim_fp8_te_scale(float amax, float fp8_max, int pow2, float eps, float value_for_inf)
 {
@@ -115,16 +126,24 @@ void fpsim_block_fp8_group(const fpsim_block_plan *p, size_t g)
             block_scale(p, amax, &mult, &sinv);
             o->scale_inv[g * o->scols + b] = sinv;
         }
+        const int fast = isfinite(mult) && mult != 0.0f;
         for (size_t r = r0; r < r1; r++) {
-            const float *row = p->src + r * p->qcols;
-            for (size_t c = c0; c < c1; c++) {
-                float x = row[c];
-                float y = x * mult;
-                sat += isfinite(x) && !(fabsf(y) <= p->elem_max) && !isnan(y);
-                uint32_t code = fpsim_round_f32(f2u(y), &p->elem, 0);
-                o->codes[r * o->code_stride + c] = (uint8_t)code;
-                if (p->dq)
-                    p->dq[r * p->qcols + c] = u2f(fpsim_decode_f32(code, &p->elem)) * sinv;
+            const float *x = p->src + r * p->qcols + c0;
+            uint8_t *codes = o->codes + r * o->code_stride + c0;
+            const size_t n = c1 - c0;
+            if (fast) {
+                sat += fpsim_block_convert_run(codes, x, n, mult, &p->elem, FPSIM_RNE, p->elem_max);
+            } else {
+                for (size_t i = 0; i < n; i++) {
+                    float y = mul_torch(x[i], mult);
+                    sat += isfinite(x[i]) && fabsf(y) > p->elem_max;
+                    codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
+                }
+            }
+            if (p->dq) {
+                float *d = p->dq + r * p->qcols + c0;
+                for (size_t i = 0; i < n; i++)
+                    d[i] = p->elem_lut[codes[i]] * sinv;
             }
         }
     }

@@ -281,38 +281,70 @@ static float block_amax(const float *src, size_t stride, size_t r0, size_t r1, s
     return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : m;
 }
 
+/* The factor f with element = x * f for code e, when it is finite and nonzero (then a plain
+ * multiply gives the emulated bits, see fpsim_block_convert_run); 0 when the code needs
+ * fpsim_mx_scale_element (NaN scales, TE's 0.0 reciprocal of code 254). */
+static float mx_fast_factor(uint8_t e, const fpsim_scheme *s)
+{
+    if (e == 255)
+        return 0.0f;
+    switch (s->rule) {
+    case FPSIM_MX_RCEIL_SAT:
+        return e == 0 ? 1.0f : (e == 254 ? 0.0f : u2f((uint32_t)(254 - e) << 23));
+    case FPSIM_MX_RCEIL:
+        if (s->ao == FPSIM_AO_0_18)
+            return e == 0 ? 1.0f : rcp_exact(e);
+        return rcp_exact(e);
+    case FPSIM_MX_FLOOR:
+    case FPSIM_MX_CEIL:
+    case FPSIM_MX_EVEN:
+        if (s->ao == FPSIM_AO_0_18 && e == 0)
+            return 0x1p126f; /* x / 2^-126 */
+        return rcp_exact(e);
+    default:
+        return rcp_exact(e);
+    }
+}
+
 void fpsim_block_mx_group(const fpsim_block_plan *p, size_t g)
 {
     const fpsim_scheme *s = &p->s;
     fpsim_qtensor *o = p->out;
     const size_t tr = s->tile_rows, tc = s->tile_cols;
     const size_t r0 = g * tr, r1 = r0 + tr < p->qrows ? r0 + tr : p->qrows;
-    const int fp4 = s->elem == FPSIM_E2M1;
+    const int fp4 = s->elem == FPSIM_E2M1, rna = s->rule == FPSIM_MX_MICROXCALING;
     const float maxv = p->elem_max;
+    uint8_t tmp[32];
     uint64_t sat = 0, zero = 0;
     for (size_t r = r0; r < r1; r++)
         memset(o->codes + r * o->code_stride, 0, o->code_stride);
     for (size_t b = 0; b < o->scols; b++) {
-        const size_t c0 = b * tc, c1 = c0 + tc < p->qcols ? c0 + tc : p->qcols;
+        const size_t c0 = b * tc, c1 = c0 + tc < p->qcols ? c0 + tc : p->qcols, n = c1 - c0;
         /* zero padding of a partial block changes no amax */
         float amax = block_amax(p->src, p->qcols, r0, r1, c0, c1, s->nan);
         uint8_t e = fpsim_mx_scale_code(amax, s);
+        const float sv = fpsim_e8m0_value(e), f = mx_fast_factor(e, s);
         zero += amax == 0.0f;
         o->scale_codes[g * o->scols + b] = e;
-        o->scale_inv[g * o->scols + b] = fpsim_e8m0_value(e);
-        const float sv = fpsim_e8m0_value(e);
+        o->scale_inv[g * o->scols + b] = sv;
         for (size_t r = r0; r < r1; r++) {
-            const float *row = p->src + r * p->qcols;
-            for (size_t c = c0; c < c1; c++) {
-                float y = fpsim_mx_scale_element(row[c], e, amax, s);
-                sat += isfinite(row[c]) && !(fabsf(y) <= maxv) && !isnan(y);
-                uint32_t code = fpsim_round_f32(f2u(y), &p->elem, 0);
-                fpsim_block_put(o, r, c, code, fp4);
-                if (p->dq) {
-                    /* torchao to_dtype: element value times 2^(e-127) in FP32 (NaN for 0xFF) */
-                    float v = u2f(fpsim_decode_f32(code, &p->elem));
-                    p->dq[r * p->qcols + c] = v * sv;
+            const float *x = p->src + r * p->qcols + c0;
+            if (f != 0.0f && !rna)
+                sat += fpsim_block_convert_run(tmp, x, n, f, &p->elem, FPSIM_RNE, maxv);
+            else if (f != 0.0f)
+                sat += fpsim_block_convert_run(tmp, x, n, f, &p->elem, FPSIM_RNA, maxv);
+            else
+                for (size_t i = 0; i < n; i++) {
+                    float y = fpsim_mx_scale_element(x[i], e, amax, s);
+                    sat += isfinite(x[i]) && fabsf(y) > maxv;
+                    tmp[i] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
                 }
+            fpsim_block_store_run(o, r, c0, tmp, n, fp4);
+            if (p->dq) {
+                /* torchao to_dtype: element value times 2^(e-127) in FP32 (NaN for 0xFF) */
+                float *d = p->dq + r * p->qcols + c0;
+                for (size_t i = 0; i < n; i++)
+                    d[i] = p->elem_lut[tmp[i]] * sv;
             }
         }
     }

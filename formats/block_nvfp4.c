@@ -47,40 +47,39 @@ static inline float u2f(uint32_t u)
  * matmul output. */
 void fpsim_rht16(float y[16], const float x[16])
 {
-    static const int sign[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
-    double v[16], out[16];
+    static const double sign[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
+    double v[16];
     for (int i = 0; i < 16; i++)
-        v[i] = 0.25 * (double)x[i] * sign[i];
+        v[i] = 0.25 * sign[i] * (double)x[i];
+    /* fast Walsh-Hadamard transform: out_j = sum_i v_i (-1)^popcount(i & j); every partial sum
+     * is a sum of distinct terms, exact in double for BF16 inputs within 45 binades */
+    for (int h = 1; h < 16; h <<= 1)
+        for (int i = 0; i < 16; i += 2 * h)
+            for (int j = i; j < i + h; j++) {
+                double a = v[j], b = v[j + h];
+                v[j] = a + b;
+                v[j + h] = a - b;
+            }
     for (int j = 0; j < 16; j++) {
-        double acc = 0.0;
-        for (int i = 0; i < 16; i++)
-            acc += (__builtin_popcount((unsigned)(i & j)) & 1) ? -v[i] : v[i];
-        out[j] = acc;
-    }
-    for (int j = 0; j < 16; j++) {
-        /* double -> BF16 RNE in one rounding: round the double's significand at bit 16 of the
-         * float layout. Values are far inside the FP32 range (|y| <= 4 max|x|). */
-        double a = out[j];
-        if (a == 0.0 || !isfinite(a)) {
-            y[j] = (float)a;
-            continue;
-        }
-        int ex;
-        double m = frexp(fabs(a), &ex);      /* a = m 2^ex, m in [0.5, 1) */
-        double sc = ldexp(m, 8);             /* 8 significant bits of BF16 before the point */
-        double fl = floor(sc), fr = sc - fl; /* exact */
-        if (fr > 0.5 || (fr == 0.5 && fmod(fl, 2.0) != 0.0))
-            fl += 1.0;
-        double r = ldexp(fl, ex - 8);
-        /* exponents below BF16's normal range (|y| < 2^-126) round on the subnormal grid */
-        if (fabs(a) < 0x1p-126) {
-            double q = a / 0x1p-133;
-            double fq = floor(fabs(q)), rq = fabs(q) - fq;
+        /* double -> BF16, one RNE rounding at bit 45 of the double's significand (7 fraction
+         * bits kept); BF16-subnormal and non-finite results take the slow path */
+        double a = v[j];
+        uint64_t u;
+        memcpy(&u, &a, 8);
+        uint64_t ea = (u >> 52) & 0x7FF;
+        if (ea >= 1023 - 126 && ea <= 1023 + 127) {
+            u += (1ull << 44) - 1 + ((u >> 45) & 1);
+            u &= ~((1ull << 45) - 1);
+            memcpy(&a, &u, 8);
+            y[j] = (float)a; /* exact: 8 significant bits, in range (or exactly the BF16 carry) */
+        } else if (a == 0.0 || !isfinite(a) || ea > 1023 + 127) {
+            y[j] = (float)a; /* zero, Inf, NaN; beyond the BF16 range: Inf */
+        } else {
+            double q = fabs(a) / 0x1p-133, fq = floor(q), rq = q - fq;
             if (rq > 0.5 || (rq == 0.5 && fmod(fq, 2.0) != 0.0))
                 fq += 1.0;
-            r = fq * 0x1p-133;
+            y[j] = (float)(a < 0 ? -fq * 0x1p-133 : fq * 0x1p-133);
         }
-        y[j] = (float)(a < 0 ? -r : r);
     }
 }
 
@@ -149,6 +148,7 @@ void fpsim_block_nvfp4_group(const fpsim_block_plan *p, size_t g)
     const int te = s->chain == FPSIM_NVFP4_TE, cuda = s->chain == FPSIM_NVFP4_TORCHAO_CUDA;
     const float sixth = 1.0f / 6.0f; /* fp32(1/6) = 0x3E2AAAAB */
     const float te_mul = p->s_enc * sixth;
+    uint8_t tmp[16];
     uint64_t sat = 0, zero = 0;
     for (size_t r = r0; r < r1; r++)
         memset(o->codes + r * o->code_stride, 0, o->code_stride);
@@ -178,29 +178,39 @@ void fpsim_block_nvfp4_group(const fpsim_block_plan *p, size_t g)
         o->scale_codes[g * o->scols + b] = (uint8_t)scode;
         o->scale_inv[g * o->scols + b] = sf;
         const float gdec = te ? p->s_dec : (s->gscale ? p->pts : 1.0f);
+        const int fast = isfinite(enc) && enc != 0.0f;
         for (size_t r = r0; r < r1; r++) {
-            const float *row = p->src + r * p->qcols;
-            for (size_t c = c0; c < c1; c++) {
-                float x = row[c];
-                float y = te ? x * enc : mul_torch(x, enc);
-                sat += isfinite(x) && !(fabsf(y) <= 6.0f) && !isnan(y);
-                if (!te)
-                    y = clampf(y, -6.0f, 6.0f);
-                uint32_t code;
-                if (s->sr) {
-                    uint64_t i = (uint64_t)r * p->qcols + c;
-                    uint32_t w = fpsim_sr_word(p->seed, p->stream, i >> 2);
-                    uint32_t byte = (w >> (8u * (uint32_t)(i & 3u))) & 0xFFu;
-                    code = fpsim_round_f32(f2u(y), &p->elem_sr, byte << 24);
-                } else {
-                    code = fpsim_round_f32(f2u(y), &p->elem, 0);
+            const float *x = p->src + r * p->qcols + c0;
+            const size_t n = c1 - c0;
+            if (s->sr) {
+                /* element i of the stored operand: byte (i mod 4) of word i / 4 */
+                const fpsim_spec sp = p->elem_sr;
+                const uint64_t i0 = (uint64_t)r * p->qcols + c0;
+                for (size_t i = 0; i < n; i++) {
+                    const uint64_t k = i0 + i;
+                    const float y = fast ? x[i] * enc : mul_torch(x[i], enc);
+                    const uint32_t w = fpsim_sr_word(p->seed, p->stream, k >> 2);
+                    const uint32_t byte = (w >> (8u * (uint32_t)(k & 3u))) & 0xFFu;
+                    sat += isfinite(x[i]) && fabsf(y) > 6.0f;
+                    tmp[i] = (uint8_t)fpsim_round_f32_mode(f2u(y), &sp, byte << 24, FPSIM_SR);
                 }
-                fpsim_block_put(o, r, c, code, 1);
-                if (p->dq) {
-                    /* q * float(s) * global, left to right in FP32 (TE tests dequantize_fp4) */
-                    float q = u2f(fpsim_decode_f32(code, &p->elem));
-                    p->dq[r * p->qcols + c] = (q * sf) * gdec;
+            } else if (fast) {
+                /* torchao's clamp to +-6 before f32_to_f4_unpacked changes no code: its
+                 * conversion saturates finite values and Inf the same way */
+                sat += fpsim_block_convert_run(tmp, x, n, enc, &p->elem, FPSIM_RNE, 6.0f);
+            } else {
+                for (size_t i = 0; i < n; i++) {
+                    float y = te ? x[i] * enc : clampf(mul_torch(x[i], enc), -6.0f, 6.0f);
+                    sat += isfinite(x[i]) && fabsf(y) > 6.0f;
+                    tmp[i] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
                 }
+            }
+            fpsim_block_store_run(o, r, c0, tmp, n, 1);
+            if (p->dq) {
+                /* q * float(s) * global, left to right in FP32 (TE tests dequantize_fp4) */
+                float *d = p->dq + r * p->qcols + c0;
+                for (size_t i = 0; i < n; i++)
+                    d[i] = (p->elem_lut[tmp[i]] * sf) * gdec;
             }
         }
     }

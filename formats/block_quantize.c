@@ -117,6 +117,7 @@ static fpsim_status make_plan_specs(fpsim_block_plan *p)
             return st;
     }
     p->elem_max = s->kind == FPSIM_KIND_NVFP4 ? 6.0f : fpsim_block_elem_max(s->elem);
+    fpsim_block_decode_table(p->elem_lut, &p->elem);
     return FPSIM_OK;
 }
 

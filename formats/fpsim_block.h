@@ -260,7 +260,8 @@ int fpsim_block_elem_emax(int elem);
 #ifdef FPSIM_BLOCK_INTERNAL
 /* Shared by formats/block_*.c only: everything a row-group kernel needs, fixed before the
  * parallel loop so that the result cannot depend on the partition. */
-#include "fpsim_core_types.h"
+#include <string.h>
+#include "fpsim_core.h"
 typedef struct fpsim_block_plan {
     fpsim_scheme s;
     fpsim_spec elem;      /* element conversion (nearest) */
@@ -278,19 +279,63 @@ typedef struct fpsim_block_plan {
     float s_enc, s_dec;   /* NVFP4 TE: 2688/amax and 1/S_enc */
     float pts, pts_rcp;   /* NVFP4 torchao: per_tensor_scale and 1/per_tensor_scale */
     float tscale, tscale_inv; /* fp8-tensor: multiplier and scale_inv */
+    float elem_lut[256];  /* decoded element codes */
     uint64_t *group_sat;  /* per group: elements clipped */
     uint64_t *group_zero; /* per group: blocks with amax 0 */
 } fpsim_block_plan;
 void fpsim_block_mx_group(const fpsim_block_plan *p, size_t g);
 void fpsim_block_nvfp4_group(const fpsim_block_plan *p, size_t g);
 void fpsim_block_fp8_group(const fpsim_block_plan *p, size_t g);
-/* Store code c of stored element (r, j) (FP4: nibble; the row's bytes start zeroed). */
+/* Store code c of stored element (i, j) (FP4: nibble; the row's bytes start zeroed). */
 static inline void fpsim_block_put(fpsim_qtensor *o, size_t r, size_t j, uint32_t c, int fp4)
 {
     if (fp4)
         o->codes[r * o->code_stride + (j >> 1)] |= (uint8_t)((c & 0xFu) << ((j & 1u) * 4u));
     else
         o->codes[r * o->code_stride + j] = (uint8_t)c;
+}
+/* Scale and convert a run of n elements: codes[i] = round(x[i] * f) under spec s with a constant
+ * rounding mode (so the core's branches on the mode fold away and the loop if-converts).
+ * f must be finite and nonzero: then x * f is the same bits whatever the operand order (the
+ * only possible NaN is x's, quieted). Returns the number of finite x whose |x * f| > maxv. */
+static inline uint64_t fpsim_block_convert_run(uint8_t *restrict codes, const float *restrict x,
+                                               size_t n, float f, const fpsim_spec *sp,
+                                               uint32_t mode, float maxv)
+{
+    const fpsim_spec s = *sp;
+    uint64_t sat = 0;
+    for (size_t i = 0; i < n; i++) {
+        float y = x[i] * f;
+        uint32_t b, xb;
+        memcpy(&b, &y, 4);
+        memcpy(&xb, &x[i], 4);
+        sat += (uint64_t)(((xb & 0x7FFFFFFFu) < 0x7F800000u) & (__builtin_fabsf(y) > maxv));
+        codes[i] = (uint8_t)fpsim_round_f32_mode(b, &s, 0, mode);
+    }
+    return sat;
+}
+/* Store a run of codes into row r from column c0 (FP4: nibbles, even element low; the row's
+ * bytes start zeroed). */
+static inline void fpsim_block_store_run(fpsim_qtensor *o, size_t r, size_t c0, const uint8_t *codes,
+                                         size_t n, int fp4)
+{
+    uint8_t *row = o->codes + r * o->code_stride;
+    if (!fp4) {
+        memcpy(row + c0, codes, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t j = c0 + i;
+        row[j >> 1] |= (uint8_t)((codes[i] & 0xFu) << ((j & 1u) * 4u));
+    }
+}
+/* Float value of every code of an 8-bit-or-smaller format (dequantization table). */
+static inline void fpsim_block_decode_table(float lut[256], const fpsim_spec *s)
+{
+    for (uint32_t c = 0; c < 256; c++) {
+        uint32_t b = fpsim_decode_f32(c & ((1u << s->bits) - 1u), s);
+        memcpy(&lut[c], &b, 4);
+    }
 }
 #endif
 

@@ -423,6 +423,37 @@ static void shapes_and_inputs(void)
         bf16 = bf16 && (test_f32_bits(y[i]) & 0xFFFF) == 0;
     }
     TEST_CHECK(&tc, bf16 && fabs(e1 / e0 - 1) < 0.02, "RHT: BF16 outputs %d, energy ratio %g", bf16, e1 / e0);
+    /* RHT against the defining matrix product (formats-spec 5.5) summed in long double and rounded
+     * to BF16 by nearest-even search over the two BF16 neighbours */
+    static const int sgn[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
+    for (int t = 0; t < 2000; t++) {
+        int span = 1 + t % 40;
+        for (int i = 0; i < 16; i++) {
+            float f = (float)ldexp(gauss(&g), (int)(test_splitmix64(&g) % (unsigned)span) - span / 2);
+            v[i] = test_f32_from_bits(test_f32_bits(f) & 0xFFFF0000u); /* BF16 inputs */
+        }
+        fpsim_rht16(y, v);
+        for (int j = 0; j < 16; j++) {
+            long double acc = 0;
+            for (int i = 0; i < 16; i++)
+                acc += 0.25L * sgn[i] * (long double)v[i] * ((__builtin_popcount((unsigned)(i & j)) & 1) ? -1 : 1);
+            /* the two BF16 values around acc */
+            float lo = (float)acc;
+            uint32_t lb = test_f32_bits(lo) & 0xFFFF0000u;
+            float a = test_f32_from_bits(lb), b = test_f32_from_bits(lb + 0x10000u);
+            if (fabsl((long double)a) > fabsl(acc) || (acc < 0 ? 0 : 0)) { /* truncation went past */
+                b = a;
+                a = test_f32_from_bits(lb - 0x10000u);
+            }
+            long double da = fabsl(acc - a), db = fabsl(acc - b);
+            float want = da < db ? a : (db < da ? b : ((test_f32_bits(a) >> 16) & 1 ? b : a));
+            if (acc == 0)
+                want = 0.0f;
+            tc.checks++;
+            if (test_f32_bits(y[j]) != test_f32_bits(want) && !(y[j] == 0 && want == 0))
+                test_fail(&tc, "RHT output %d: got %a want %a (exact %La)", j, (double)y[j], (double)want, acc);
+        }
+    }
 }
 
 int main(void)

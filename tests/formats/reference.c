@@ -185,7 +185,9 @@ static int ref_special(const ref_grid *g, const ref_rules *r, double x, int *neg
 {
     int neg = signbit(x) != 0;
     if (isnan(x)) {
-        *code = (uint32_t)(neg ? r->nan_neg : r->nan_pos);
+        uint64_t bits;
+        memcpy(&bits, &x, sizeof bits);
+        *code = ref_nan_f64(g->f, r, bits);
         return 1;
     }
     if (neg && x == 0.0 && r->negzero_as_pos)
@@ -245,6 +247,48 @@ uint32_t ref_round_sr(const ref_grid *g, const ref_rules *r, double x, uint32_t 
         idx = frac_num * ldexp(1.0, sr_bits) >= (ldexp(1.0, sr_bits) - r_top) * spacing ? lo + 1 : lo;
     }
     return ref_code_of(g, r, idx, neg, REF_NEAR_EVEN);
+}
+
+uint32_t ref_nan_f32(const ref_format *f, const ref_rules *r, uint32_t bits)
+{
+    uint32_t neg = bits >> 31;
+    if (r->nan_rule == REF_NAN_NUMPY_F16) {
+        /* numpy/_core/src/common/half_private.hpp (npy_floatbits_to_halfbits): keep the top 10
+         * payload bits; if they are all zero, set the lowest so the result stays a NaN. */
+        uint32_t payload = (bits & 0x7FFFFFu) >> 13;
+        return (neg << 15) | 0x7C00u | (payload ? payload : 1u);
+    }
+    if (r->nan_rule == REF_NAN_TORCHAO) {
+        /* pytorch/ao torchao/prototype/custom_fp_utils.py _f32_to_fpx_unpacked: NaN fails both
+         * `x >= max_normal` and `x < min_normal`, so it takes the normal branch: add
+         * ((bias - 127) << 23) + (2^(22 - mbits) - 1) + (the kept LSB), shift right by 23 - mbits,
+         * cast to uint8 (keeps the low 8 bits), then OR the sign bit. */
+        int32_t ux = (int32_t)(bits & 0x7FFFFFFFu), bias = (1 << (f->ebits - 1)) - 1;
+        int32_t shift = 23 - f->mbits;
+        int32_t lsb = (ux >> shift) & 1;
+        int32_t v = ux + (int32_t)((uint32_t)(bias - 127) << 23) + ((1 << (shift - 1)) - 1) + lsb;
+        return ((uint32_t)(v >> shift) & 0xFFu) | (neg << (f->bits - 1));
+    }
+    return (uint32_t)(neg ? r->nan_neg : r->nan_pos);
+}
+
+uint32_t ref_nan_f64(const ref_format *f, const ref_rules *r, uint64_t bits)
+{
+    if (r->nan_rule == REF_NAN_NUMPY_F16) { /* npy_doublebits_to_halfbits: same rule, 52 bits */
+        uint32_t payload = (uint32_t)((bits & 0xFFFFFFFFFFFFFull) >> 42);
+        return ((uint32_t)(bits >> 63) << 15) | 0x7C00u | (payload ? payload : 1u);
+    }
+    if (r->nan_rule == REF_NAN_TORCHAO || r->f64_via_f32) {
+        /* the double is first narrowed to float32 (a float32 tensor / NumPy astype): the
+         * hardware keeps the sign and the top payload bits of a quiet NaN */
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        float x = (float)d;
+        uint32_t b32;
+        memcpy(&b32, &x, sizeof b32);
+        return ref_nan_f32(f, r, b32);
+    }
+    return (uint32_t)((bits >> 63) ? r->nan_neg : r->nan_pos);
 }
 
 void ref_segments_build(ref_segments *s, const ref_grid *g, const ref_rules *r, ref_mode mode,

@@ -53,7 +53,20 @@ typedef struct ref_rules {
     int e8m0_neg;         /* E8M0: code for negative finite input, -1 = convert |x| */
     int f64_via_f32;      /* f64 sources are first rounded to f32 (NumPy astype) */
     int forced_mode;      /* -1, or the mode the policy fixes (ptx-rz: RZ, ptx-rp: RU) */
+    int nan_rule;         /* ref_nan_rule: how NaN inputs are encoded */
 } ref_rules;
+
+/* NaN encodings that depend on the payload rather than only on the sign. */
+typedef enum ref_nan_rule {
+    REF_NAN_CODES = 0,  /* nan_pos / nan_neg */
+    REF_NAN_NUMPY_F16,  /* numpy npy_floatbits_to_halfbits: sign | 0x7C00 | top payload bits,
+                         * a payload that truncates to 0 becomes 1 (not quieted) */
+    REF_NAN_TORCHAO     /* torchao _f32_to_fpx_unpacked: NaN falls into the normal branch */
+} ref_nan_rule;
+
+/* Code for a NaN input given as float32 bits / float64 bits. */
+uint32_t ref_nan_f32(const ref_format *f, const ref_rules *r, uint32_t bits);
+uint32_t ref_nan_f64(const ref_format *f, const ref_rules *r, uint64_t bits);
 
 /* The formats of formats-spec.md §0 plus bf16/f16, and the lookup. */
 extern const ref_format ref_formats[];

@@ -2,7 +2,8 @@
  * with the independent reference (reference.c), for every format of 8 bits or fewer and for
  * bf16/f16, under the policies and rounding modes listed in `cases` below.
  *
- * Usage: test_exhaustive_f32 [--stride S] GROUP...   GROUP: fp8 fp4fp6 e8m0 mldonly b16 all
+ * Usage: test_exhaustive_f32 [--stride S] GROUP...   GROUP: fp8 fp4fp6 e8m0 mldonly b16 all, or
+ *        one case as FORMAT/POLICY (e.g. e4m3/nv)
  * With --stride S only every S-th bit pattern is converted (the fast label's sampled run).
  *
  * How the reference keeps up: inputs are visited in increasing magnitude per sign (increasing
@@ -39,6 +40,7 @@ static const sweep_case cases[] = {
     {"fp8", "e4m3", "torch", MODE_MASK_RNE},
     {"fp8", "e4m3", "ml_dtypes-sat", MODE_MASK_RNE},
     {"fp8", "e4m3", "clamp", MODE_MASK_RNE | (1u << REF_RU)},
+    {"fp8", "e4m3", "torch-sat", MODE_MASK_RNE},
     {"fp8", "e5m2", "nv", MODE_MASK_ALL},
     {"fp8", "e5m2", "ml_dtypes", MODE_MASK_ALL},
     {"fp8", "e5m2", "nv-nosat", MODE_MASK_RNE},
@@ -49,6 +51,9 @@ static const sweep_case cases[] = {
     {"fp4fp6", "e2m1", "ml_dtypes", MODE_MASK_ALL},
     {"fp4fp6", "e2m1", "te", MODE_MASK_RNE},
     {"fp4fp6", "e2m1", "deepgemm", MODE_MASK_RNE},
+    {"fp4fp6", "e2m1", "torchao", MODE_MASK_RNE},
+    {"fp4fp6", "e2m3", "torchao", MODE_MASK_RNE},
+    {"fp4fp6", "e3m2", "torchao", MODE_MASK_RNE},
     {"fp4fp6", "e2m3", "nv", MODE_MASK_ALL},
     {"fp4fp6", "e2m3", "ml_dtypes", MODE_MASK_ALL},
     {"fp4fp6", "e3m2", "nv", MODE_MASK_ALL},
@@ -68,7 +73,11 @@ static const sweep_case cases[] = {
     {"mldonly", "e4m3ieee", "ml_dtypes-sat", MODE_MASK_RNE},
     {"b16", "bf16", "nv", MODE_MASK_ALL},
     {"b16", "bf16", "ml_dtypes", MODE_MASK_RNE},
+    {"b16", "bf16", "torch-cpu", MODE_MASK_RNE},
+    {"b16", "bf16", "clamp", MODE_MASK_RNE},
     {"b16", "f16", "nv", MODE_MASK_ALL},
+    {"b16", "f16", "ml_dtypes", MODE_MASK_RNE},
+    {"b16", "f16", "clamp", MODE_MASK_RNE},
 };
 
 /* One (format, policy) sweep: per swept mode the core's spec and the reference's segments. */
@@ -80,12 +89,35 @@ typedef struct sweep {
     ref_mode mode[REF_MODE_COUNT];
     fpsim_spec spec[REF_MODE_COUNT];
     ref_segments *seg[REF_MODE_COUNT][2]; /* [mode][negative] */
-    uint32_t special[REF_MODE_COUNT][2][3]; /* [mode][negative][zero, inf, nan] */
+    uint32_t *bp32[REF_MODE_COUNT][2];    /* the breakpoints as float32 magnitude bits */
+    uint32_t special[REF_MODE_COUNT][2][2]; /* [mode][negative][zero, inf] */
     test_counter tc[REF_MODE_COUNT];
     char label[REF_MODE_COUNT][96];
     uint64_t stride;
     atomic_uint_fast64_t next_chunk;
 } sweep;
+
+/* Breakpoints as float32 bits, so that the walk compares integers. Every representable value and
+ * midpoint of these formats below 2^128 is a float32; those at or above 2^128 (the grid's
+ * continuation past E8M0's and BF16's largest value) lie above every finite float32 and become
+ * the bits of Inf. */
+static uint32_t *breakpoints_f32(const ref_segments *seg)
+{
+    uint32_t *bp = malloc(sizeof *bp * (size_t)seg->count);
+    for (int k = 0; k < seg->count; k++) {
+        double v = seg->bp[k];
+        if (v >= 0x1p128) {
+            bp[k] = 0x7F800000u;
+        } else {
+            if ((double)(float)v != v) {
+                fprintf(stderr, "breakpoint %a is not a float32\n", v);
+                abort();
+            }
+            bp[k] = test_f32_bits((float)v);
+        }
+    }
+    return bp;
+}
 
 /* The core's output for one chunk, 1 or 2 bytes per code. */
 static fpsim_status core_convert(void *codes, const float *x, size_t n, const fpsim_spec *s)
@@ -93,6 +125,39 @@ static fpsim_status core_convert(void *codes, const float *x, size_t n, const fp
     return fpsim_convert_f32(codes, x, n, s, 0, 0, 0, 1);
 }
 
+/* One element whose expected code is known: compare and report. */
+static void check_one(sweep *sw, int m, const void *codes, int wide, size_t i, uint32_t b,
+                      uint32_t want)
+{
+    uint32_t got = wide ? ((const uint16_t *)codes)[i] : ((const uint8_t *)codes)[i];
+    if (got != want)
+        test_fail(&sw->tc[m], "x=0x%08x (%a): got 0x%02x, want 0x%02x", b,
+                  (double)test_f32_from_bits(b), got, want);
+}
+
+/* Elements [i, i + len) must all be `want`; the plain loop vectorizes. */
+static void check_run(sweep *sw, int m, const void *codes, int wide, size_t i, size_t len,
+                      uint32_t want, uint64_t first)
+{
+    uint32_t bad = 0;
+    if (wide) {
+        const uint16_t *c = (const uint16_t *)codes + i;
+        for (size_t j = 0; j < len; j++)
+            bad |= c[j] ^ want;
+    } else {
+        const uint8_t *c = (const uint8_t *)codes + i;
+        for (size_t j = 0; j < len; j++)
+            bad |= c[j] ^ want;
+    }
+    if (bad) /* rescan to name the inputs */
+        for (size_t j = i; j < i + len; j++)
+            check_one(sw, m, codes, wide, j, (uint32_t)(first + j * sw->stride), want);
+}
+
+/* Chunk of consecutive bit patterns (every stride-th): the core converts them, then the walk
+ * goes through them in runs. A run is a stretch of inputs strictly between two consecutive
+ * breakpoints of the reference, where its result is one constant; breakpoints themselves, zeros,
+ * Inf and NaN are checked one by one. */
 static void check_chunk(sweep *sw, uint64_t chunk, float *x, uint8_t *codes)
 {
     uint64_t begin = chunk << CHUNK_BITS, end = begin + (1ull << CHUNK_BITS);
@@ -111,28 +176,35 @@ static void check_chunk(sweep *sw, uint64_t chunk, float *x, uint8_t *codes)
             continue;
         }
         const ref_segments *seg = sw->seg[m][negative];
+        const uint32_t *bp = sw->bp32[m][negative];
         const uint32_t *special = sw->special[m][negative];
-        int k = ref_segments_find(seg, fabs((double)x[0]));
-        uint64_t bad = 0;
-        for (size_t i = 0; i < n; i++) {
-            uint32_t b = test_f32_bits(x[i]), mag = b & 0x7FFFFFFFu, want;
-            if (mag == 0)
-                want = special[0];
-            else if (mag == 0x7F800000u)
-                want = special[1];
-            else if (mag > 0x7F800000u)
-                want = special[2];
-            else
-                want = ref_segments_walk(seg, &k, fabs((double)x[i]));
-            uint32_t got = wide ? ((const uint16_t *)codes)[i] : codes[i];
-            if (got != want) {
-                bad++;
-                test_fail(&sw->tc[m], "x=0x%08x (%a): got 0x%02x, want 0x%02x", b, (double)x[i],
-                          got, want);
+        int k = 0;
+        size_t i = 0;
+        while (i < n) {
+            uint32_t b = (uint32_t)(first + i * sw->stride), mag = b & 0x7FFFFFFFu;
+            if (mag == 0 || mag >= 0x7F800000u) { /* zero, Inf, NaN (payload may matter) */
+                uint32_t want = mag == 0 ? special[0]
+                              : mag == 0x7F800000u ? special[1]
+                                                   : ref_nan_f32(sw->grid->f, sw->rules, b);
+                check_one(sw, m, codes, wide, i, b, want);
+                i++;
+                continue;
             }
+            while (k < seg->count && mag > bp[k])
+                k++;
+            if (k < seg->count && mag == bp[k]) {
+                check_one(sw, m, codes, wide, i, b, seg->at[k]);
+                i++;
+                continue;
+            }
+            uint32_t limit = k < seg->count && bp[k] < 0x7F800000u ? bp[k] : 0x7F800000u;
+            size_t len = (size_t)((limit - mag + sw->stride - 1) / sw->stride);
+            if (len > n - i)
+                len = n - i;
+            check_run(sw, m, codes, wide, i, len, seg->below[k], first);
+            i += len;
         }
         test_count(&sw->tc[m], n);
-        (void)bad;
     }
 }
 
@@ -189,9 +261,9 @@ static int sweep_run(const sweep_case *c, uint64_t stride)
             double s = neg ? -1.0 : 1.0;
             sw->seg[j][neg] = malloc(sizeof(ref_segments));
             ref_segments_build(sw->seg[j][neg], sw->grid, sw->rules, (ref_mode)m, neg);
+            sw->bp32[j][neg] = breakpoints_f32(sw->seg[j][neg]);
             sw->special[j][neg][0] = ref_round(sw->grid, sw->rules, (ref_mode)m, s * 0.0);
             sw->special[j][neg][1] = ref_round(sw->grid, sw->rules, (ref_mode)m, s * INFINITY);
-            sw->special[j][neg][2] = ref_round(sw->grid, sw->rules, (ref_mode)m, s * NAN);
         }
         sw->nmodes++;
     }
@@ -206,8 +278,10 @@ static int sweep_run(const sweep_case *c, uint64_t stride)
     double dt = test_seconds() - t0;
     for (int j = 0; j < sw->nmodes; j++) {
         failed += test_summary(&sw->tc[j]);
-        free(sw->seg[j][0]);
-        free(sw->seg[j][1]);
+        for (int neg = 0; neg < 2; neg++) {
+            free(sw->seg[j][neg]);
+            free(sw->bp32[j][neg]);
+        }
     }
     printf("     %s/%s: %d mode(s) in %.1f s\n", c->format, c->policy, sw->nmodes, dt);
     fflush(stdout);
@@ -228,14 +302,18 @@ int main(int argc, char **argv)
             continue;
         }
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-            if (strcmp(argv[i], "all") == 0 || strcmp(argv[i], cases[c].group) == 0) {
+            char one[64];
+            snprintf(one, sizeof one, "%s/%s", cases[c].format, cases[c].policy);
+            if (strcmp(argv[i], "all") == 0 || strcmp(argv[i], cases[c].group) == 0 ||
+                strcmp(argv[i], one) == 0) {
                 failed += sweep_run(&cases[c], stride);
                 ran++;
             }
         }
     }
     if (ran == 0) {
-        fprintf(stderr, "usage: %s [--stride S] fp8|fp4fp6|e8m0|mldonly|b16|all ...\n", argv[0]);
+        fprintf(stderr, "usage: %s [--stride S] fp8|fp4fp6|e8m0|mldonly|b16|all|FORMAT/POLICY ...\n",
+                argv[0]);
         return 2;
     }
     return failed ? 1 : 0;

@@ -28,7 +28,8 @@ static const src_case cases[] = {
     {"e5m2", "nv", 1},         {"e5m2", "nv-nosat", 0},     {"e5m2", "torch", 0},
     {"e5m2", "ml_dtypes", 1},  {"e5m2", "ml_dtypes-sat", 0},
     {"e2m1", "nv", 1},         {"e2m1", "ml_dtypes", 1},    {"e2m1", "te", 0},
-    {"e2m1", "deepgemm", 0},   {"e2m3", "nv", 1},           {"e2m3", "ml_dtypes", 1},
+    {"e2m1", "deepgemm", 0},   {"e2m1", "torchao", 0},      {"e2m3", "torchao", 0},
+    {"e3m2", "torchao", 0},    {"e4m3", "torch-sat", 0},   {"e2m3", "nv", 1},           {"e2m3", "ml_dtypes", 1},
     {"e3m2", "nv", 1},         {"e3m2", "ml_dtypes", 1},
     {"e8m0", "torch", 0},      {"e8m0", "ml_dtypes", 0},    {"e8m0", "ml_dtypes-sat", 0},
     {"e8m0", "ptx-rz", 0},     {"e8m0", "ptx-rp", 0},       {"e8m0", "ptx-rz-sat", 0},
@@ -37,6 +38,8 @@ static const src_case cases[] = {
     {"e4m3ieee", "ml_dtypes", 1}, {"e4m3fnuz", "ml_dtypes-sat", 0},
     {"e4m3ieee", "ml_dtypes-sat", 0},
     {"bf16", "nv", 1},         {"bf16", "ml_dtypes", 0},    {"f16", "nv", 1},
+    {"bf16", "torch-cpu", 0},  {"bf16", "clamp", 0},        {"f16", "ml_dtypes", 0},
+    {"f16", "clamp", 0},
 };
 
 static test_counter tc16, tc64, tcdec;
@@ -80,11 +83,12 @@ static void check_16bit_sources(const src_case *c, ref_mode m, const ref_rules *
             continue;
         }
         for (uint32_t h = 0; h < 65536; h++) {
-            /* A NaN source keeps its sign through the exact widening to float32. */
+            /* A NaN source is widened exactly to float32: sign and payload move up unchanged
+             * (bf16: the top half of the float32; f16: 10 payload bits at the top of 23). */
             double v = source_value(src, h);
-            if (isnan(v))
-                v = (h & 0x8000) ? -NAN : NAN;
-            uint32_t want = ref_round(&grid, rr, m, v);
+            uint32_t nan32 = from_bf16 ? (h << 16)
+                                       : ((h & 0x8000u) << 16) | 0x7F800000u | ((h & 0x3FFu) << 13);
+            uint32_t want = isnan(v) ? ref_nan_f32(grid.f, rr, nan32) : ref_round(&grid, rr, m, v);
             TEST_CHECK_EQ_HEX(&tc16, code_at(out, grid.f->bits, h), want, "%s 0x%04x -> %s %s %s",
                               src->name, h, c->format, c->policy, ref_mode_names[m]);
         }

@@ -28,7 +28,10 @@ int main()
 #include <cuda_fp6.h>
 #include <cuda_fp8.h>
 
+#include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <pthread.h>

@@ -2,8 +2,9 @@
 # device_gemm.sh: everything the GEMM work needs from the H200, in one call.
 #
 #   build   (here, before the call)  gpu/device_gemm.sh build
-#           -> build-devgemm/: fpsim-gemm (the gemm / verify gemm / bench gemm commands, OpenBLAS
-#              and cudart linked statically, cuBLASLt from the machine), test_gemm_gpu, test_gemm_model
+#           -> build-devgemm/fpsim-gemm: the gemm / verify gemm / bench gemm commands plus the tests
+#              test_gemm_gpu and test_gemm_model (fpsim-gemm test-gpu | test-model), OpenBLAS and
+#              cudart linked statically, cuBLASLt from the machine (one 26 MB file travels)
 #   run     (on the GPU machine)     gpu/device_gemm.sh run     [carry build-devgemm]
 #           -> $OUT/: device.txt, test_gemm_gpu.log, verify_gemm.md/.log, bench_gemm.json/.log,
 #              accum_vs_k_gpu.csv
@@ -35,12 +36,13 @@ build() {
     [ -f $BLAS ] || BLAS=-lopenblas
     local LIBS="-L$CUDA/lib64 -lcublasLt -Wl,-Bstatic -lcudart_static -Wl,-Bdynamic $BLAS -lpthread -ldl -lrt -lm"
     gcc $CF -c tests/gemm/device_tool.c -o $B/obj/device_tool.o || return 1
-    g++ -o $B/fpsim-gemm $B/obj/device_tool.o "${objs[@]}" $LIBS || return 1
-    gcc $CF -c tests/gemm/test_gemm_gpu.c -o $B/obj/test_gemm_gpu.o || return 1
-    g++ -o $B/test_gemm_gpu $B/obj/test_gemm_gpu.o "${objs[@]}" $LIBS || return 1
-    gcc $CF -c tests/gemm/test_gemm_model.c -o $B/obj/test_gemm_model.o || return 1
-    g++ -o $B/test_gemm_model $B/obj/test_gemm_model.o "${objs[@]}" $LIBS || return 1
-    echo "built $B/fpsim-gemm $B/test_gemm_gpu $B/test_gemm_model"
+    gcc $CF -Dmain=test_gemm_gpu_main -c tests/gemm/test_gemm_gpu.c -o $B/obj/test_gemm_gpu.o || return 1
+    gcc $CF -Dmain=test_gemm_model_main -c tests/gemm/test_gemm_model.c -o $B/obj/test_gemm_model.o || return 1
+    g++ -o $B/fpsim-gemm $B/obj/device_tool.o $B/obj/test_gemm_gpu.o $B/obj/test_gemm_model.o "${objs[@]}" $LIBS \
+        || return 1
+    strip $B/fpsim-gemm
+    rm -rf $B/obj
+    echo "built $B/fpsim-gemm"
 }
 
 run() {
@@ -49,25 +51,25 @@ run() {
     export FPSIM_THREADS=${FPSIM_THREADS:-$(nproc)}
     {
         date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
-        $CUDA/bin/nvcc --version | tail -2; ls $CUDA/lib64/libcublasLt.so.* 2>/dev/null; nproc
+        $CUDA/bin/nvcc --version | tail -2; ls $CUDA/lib64/libcublasLt.so.* 2>/dev/null; nproc; ldd $B/fpsim-gemm
     } > "$OUT/device.txt" 2>&1
     if ! $B/fpsim-gemm verify gemm --device cpu > "$OUT/verify_cpu.log" 2>&1; then
         echo "carried binaries do not run here; rebuilding" | tee -a "$OUT/device.txt"
         build >> "$OUT/device.txt" 2>&1 || { echo "rebuild failed"; tail -20 "$OUT/device.txt"; return 1; }
         $B/fpsim-gemm verify gemm --device cpu > "$OUT/verify_cpu.log" 2>&1
     fi
-    echo "== test_gemm_model"; $B/test_gemm_model 2>&1 | tail -3
-    echo "== test_gemm_gpu"; timeout 120 $B/test_gemm_gpu > "$OUT/test_gemm_gpu.log" 2>&1; echo "exit $?"
+    echo "== test_gemm_model"; $B/fpsim-gemm test-model 2>&1 | tail -3
+    echo "== test_gemm_gpu"; timeout 90 $B/fpsim-gemm test-gpu > "$OUT/test_gemm_gpu.log" 2>&1; echo "exit $?"
     cat "$OUT/test_gemm_gpu.log"
     echo "== verify gemm --device gpu"
-    timeout 240 $B/fpsim-gemm verify gemm --device gpu --md "$OUT/verify_gemm.md" > "$OUT/verify_gemm.log" 2>&1
+    timeout 200 $B/fpsim-gemm verify gemm --device gpu --md "$OUT/verify_gemm.md" > "$OUT/verify_gemm.log" 2>&1
     echo "exit $?"; cat "$OUT/verify_gemm.log"
     echo "== bench gemm --device gpu"
     timeout 120 $B/fpsim-gemm bench gemm --device gpu --reps 20 > "$OUT/bench_gemm.log" 2>&1; echo "exit $?"
     cat "$OUT/bench_gemm.log"
     if [ -x experiments/accum-vs-k/run.py ] || [ -f experiments/accum-vs-k/run.py ]; then
         echo "== accum-vs-k on the GPU"
-        timeout 150 python3 experiments/accum-vs-k/run.py --device gpu --fpsim $B/fpsim-gemm \
+        timeout 120 python3 experiments/accum-vs-k/run.py --device gpu --fpsim $B/fpsim-gemm \
             --csv "$OUT/accum_vs_k_gpu.csv" > "$OUT/accum_vs_k_gpu.log" 2>&1
         echo "exit $?"; tail -25 "$OUT/accum_vs_k_gpu.log"
     fi

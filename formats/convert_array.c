@@ -63,69 +63,85 @@ FPSIM_HOT static void sr_fill(uint32_t *rb, uint64_t seed, uint32_t stream, uint
     }
 }
 
-/* ---- rounding kernels: one loop per mode, the mode a constant in each ---------------------- */
+/* ---- rounding kernels ------------------------------------------------------------------- */
 
-#define ROUND_LOOP(STORE_T, LOAD, CORE, MODE, RB)                                                  \
-    for (size_t i = 0; i < n; i++)                                                             \
-        out[i] = (STORE_T)CORE(LOAD(x, i), &s, RB, MODE)
+/* One loop each; `mode` and `rare` are constants at every call site below, so after inlining
+ * each call is a loop specialised to one rounding mode, with or without the rare rules. */
+#define FPSIM_INLINE static inline __attribute__((always_inline))
+
+FPSIM_INLINE void loop_f32_u8(uint8_t *out, const unsigned char *x, size_t n, const fpsim_spec *s,
+                              const uint32_t *rb, uint32_t mode, uint32_t rare)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint8_t)fpsim_round_f32_mode(load32(x, i), s, mode == FPSIM_SR ? rb[i] : 0u, mode, rare);
+}
+
+FPSIM_INLINE void loop_f32_u16(uint16_t *out, const unsigned char *x, size_t n, const fpsim_spec *s,
+                               const uint32_t *rb, uint32_t mode, uint32_t rare)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint16_t)fpsim_round_f32_mode(load32(x, i), s, mode == FPSIM_SR ? rb[i] : 0u, mode, rare);
+}
+
+FPSIM_INLINE void loop_f64_u8(uint8_t *out, const unsigned char *x, size_t n, const fpsim_spec *s,
+                              const uint32_t *rb, uint32_t mode, uint32_t rare)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint8_t)fpsim_round_f64_once(load64(x, i), s, mode == FPSIM_SR ? rb[i] : 0u, mode, rare);
+}
+
+FPSIM_INLINE void loop_f64_u16(uint16_t *out, const unsigned char *x, size_t n, const fpsim_spec *s,
+                               const uint32_t *rb, uint32_t mode, uint32_t rare)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint16_t)fpsim_round_f64_once(load64(x, i), s, mode == FPSIM_SR ? rb[i] : 0u, mode, rare);
+}
+
+/* The case list of a kernel: (mode, rare rules) -> its specialised loop. */
+#define FPSIM_MODE_CASES(LOOP)                                                                   \
+    case 2 * FPSIM_RNE: LOOP(out, x, n, &s, rb, FPSIM_RNE, 0); break;                            \
+    case 2 * FPSIM_RNE + 1: LOOP(out, x, n, &s, rb, FPSIM_RNE, 1); break;                        \
+    case 2 * FPSIM_RNA: LOOP(out, x, n, &s, rb, FPSIM_RNA, 0); break;                            \
+    case 2 * FPSIM_RNA + 1: LOOP(out, x, n, &s, rb, FPSIM_RNA, 1); break;                        \
+    case 2 * FPSIM_RZ: LOOP(out, x, n, &s, rb, FPSIM_RZ, 0); break;                              \
+    case 2 * FPSIM_RZ + 1: LOOP(out, x, n, &s, rb, FPSIM_RZ, 1); break;                          \
+    case 2 * FPSIM_RU: LOOP(out, x, n, &s, rb, FPSIM_RU, 0); break;                              \
+    case 2 * FPSIM_RU + 1: LOOP(out, x, n, &s, rb, FPSIM_RU, 1); break;                          \
+    case 2 * FPSIM_RD: LOOP(out, x, n, &s, rb, FPSIM_RD, 0); break;                              \
+    case 2 * FPSIM_RD + 1: LOOP(out, x, n, &s, rb, FPSIM_RD, 1); break;                          \
+    case 2 * FPSIM_SR: LOOP(out, x, n, &s, rb, FPSIM_SR, 0); break;                              \
+    default: LOOP(out, x, n, &s, rb, FPSIM_SR, 1); break
 
 FPSIM_HOT static void round_f32_u8(uint8_t *out, const unsigned char *x, size_t n, const fpsim_spec *sp,
                                    const uint32_t *rb)
 {
     const fpsim_spec s = *sp;
-    switch (s.round) {
-    case FPSIM_RNE: ROUND_LOOP(uint8_t, load32, fpsim_round_f32_mode, FPSIM_RNE, 0); break;
-    case FPSIM_RNA: ROUND_LOOP(uint8_t, load32, fpsim_round_f32_mode, FPSIM_RNA, 0); break;
-    case FPSIM_RZ: ROUND_LOOP(uint8_t, load32, fpsim_round_f32_mode, FPSIM_RZ, 0); break;
-    case FPSIM_RU: ROUND_LOOP(uint8_t, load32, fpsim_round_f32_mode, FPSIM_RU, 0); break;
-    case FPSIM_RD: ROUND_LOOP(uint8_t, load32, fpsim_round_f32_mode, FPSIM_RD, 0); break;
-    default: ROUND_LOOP(uint8_t, load32, fpsim_round_f32_mode, FPSIM_SR, rb[i]); break;
-    }
+    switch (2 * s.round + fpsim_spec_rare_rules(&s)) { FPSIM_MODE_CASES(loop_f32_u8); }
 }
 
 FPSIM_HOT static void round_f32_u16(uint16_t *out, const unsigned char *x, size_t n, const fpsim_spec *sp,
                                     const uint32_t *rb)
 {
     const fpsim_spec s = *sp;
-    switch (s.round) {
-    case FPSIM_RNE: ROUND_LOOP(uint16_t, load32, fpsim_round_f32_mode, FPSIM_RNE, 0); break;
-    case FPSIM_RNA: ROUND_LOOP(uint16_t, load32, fpsim_round_f32_mode, FPSIM_RNA, 0); break;
-    case FPSIM_RZ: ROUND_LOOP(uint16_t, load32, fpsim_round_f32_mode, FPSIM_RZ, 0); break;
-    case FPSIM_RU: ROUND_LOOP(uint16_t, load32, fpsim_round_f32_mode, FPSIM_RU, 0); break;
-    case FPSIM_RD: ROUND_LOOP(uint16_t, load32, fpsim_round_f32_mode, FPSIM_RD, 0); break;
-    default: ROUND_LOOP(uint16_t, load32, fpsim_round_f32_mode, FPSIM_SR, rb[i]); break;
-    }
+    switch (2 * s.round + fpsim_spec_rare_rules(&s)) { FPSIM_MODE_CASES(loop_f32_u16); }
 }
 
+/* float64 sources rounded once (policies that go through float32 take the f32 kernels). */
 FPSIM_HOT static void round_f64_u8(uint8_t *out, const unsigned char *x, size_t n, const fpsim_spec *sp,
                                    const uint32_t *rb)
 {
     const fpsim_spec s = *sp;
-    switch (s.round) {
-    case FPSIM_RNE: ROUND_LOOP(uint8_t, load64, fpsim_round_f64_mode, FPSIM_RNE, 0); break;
-    case FPSIM_RNA: ROUND_LOOP(uint8_t, load64, fpsim_round_f64_mode, FPSIM_RNA, 0); break;
-    case FPSIM_RZ: ROUND_LOOP(uint8_t, load64, fpsim_round_f64_mode, FPSIM_RZ, 0); break;
-    case FPSIM_RU: ROUND_LOOP(uint8_t, load64, fpsim_round_f64_mode, FPSIM_RU, 0); break;
-    case FPSIM_RD: ROUND_LOOP(uint8_t, load64, fpsim_round_f64_mode, FPSIM_RD, 0); break;
-    default: ROUND_LOOP(uint8_t, load64, fpsim_round_f64_mode, FPSIM_SR, rb[i]); break;
-    }
+    switch (2 * s.round + fpsim_spec_rare_rules(&s)) { FPSIM_MODE_CASES(loop_f64_u8); }
 }
 
 FPSIM_HOT static void round_f64_u16(uint16_t *out, const unsigned char *x, size_t n, const fpsim_spec *sp,
                                     const uint32_t *rb)
 {
     const fpsim_spec s = *sp;
-    switch (s.round) {
-    case FPSIM_RNE: ROUND_LOOP(uint16_t, load64, fpsim_round_f64_mode, FPSIM_RNE, 0); break;
-    case FPSIM_RNA: ROUND_LOOP(uint16_t, load64, fpsim_round_f64_mode, FPSIM_RNA, 0); break;
-    case FPSIM_RZ: ROUND_LOOP(uint16_t, load64, fpsim_round_f64_mode, FPSIM_RZ, 0); break;
-    case FPSIM_RU: ROUND_LOOP(uint16_t, load64, fpsim_round_f64_mode, FPSIM_RU, 0); break;
-    case FPSIM_RD: ROUND_LOOP(uint16_t, load64, fpsim_round_f64_mode, FPSIM_RD, 0); break;
-    default: ROUND_LOOP(uint16_t, load64, fpsim_round_f64_mode, FPSIM_SR, rb[i]); break;
-    }
+    switch (2 * s.round + fpsim_spec_rare_rules(&s)) { FPSIM_MODE_CASES(loop_f64_u16); }
 }
 
-#undef ROUND_LOOP
+#undef FPSIM_MODE_CASES
 
 /* bf16 / binary16 bits -> float32 bits, exact. */
 FPSIM_HOT static void widen_bf16(uint32_t *out, const uint16_t *h, size_t n)
@@ -138,6 +154,13 @@ FPSIM_HOT static void widen_f16(uint32_t *out, const uint16_t *h, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         out[i] = fpsim_f16_to_f32_bits(h[i]);
+}
+
+/* float64 -> float32 bits, RNE (policies with FPSIM_SPEC_F64_VIA_F32). */
+FPSIM_HOT static void narrow_f64(uint32_t *out, const unsigned char *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = fpsim_f64_to_f32_bits(load64(x, i));
 }
 
 /* ---- the threaded driver ------------------------------------------------------------------ */
@@ -157,6 +180,7 @@ static void convert_range(void *ctx, size_t begin, size_t end)
     const convert_job *job = ctx;
     const fpsim_spec *s = job->spec;
     const int wide = s->bits > 8;
+    const int via_f32 = (s->flags & (FPSIM_SPEC_F64_VIA_F32 | FPSIM_SPEC_NAN_TORCHAO)) != 0;
     uint32_t widened[TILE];
     uint32_t rb[TILE + 8];
     for (size_t pos = begin; pos < end; pos += TILE) {
@@ -168,6 +192,7 @@ static void convert_range(void *ctx, size_t begin, size_t end)
             rbits = rb + (first & 3);
         }
         const unsigned char *src;
+        int f64 = 0;
         if (job->src == SRC_BF16 || job->src == SRC_F16) {
             const uint16_t *h = (const uint16_t *)job->x + pos;
             if (job->src == SRC_BF16)
@@ -175,10 +200,14 @@ static void convert_range(void *ctx, size_t begin, size_t end)
             else
                 widen_f16(widened, h, len);
             src = (const unsigned char *)widened;
+        } else if (job->src == SRC_F64 && via_f32) {
+            narrow_f64(widened, (const unsigned char *)job->x + 8 * pos, len);
+            src = (const unsigned char *)widened;
         } else {
-            src = (const unsigned char *)job->x + (job->src == SRC_F64 ? 8 : 4) * pos;
+            f64 = job->src == SRC_F64;
+            src = (const unsigned char *)job->x + (f64 ? 8 : 4) * pos;
         }
-        if (job->src == SRC_F64) {
+        if (f64) {
             if (wide)
                 round_f64_u16((uint16_t *)job->codes + pos, src, len, s, rbits);
             else
@@ -239,30 +268,38 @@ fpsim_status fpsim_convert_f16(void *codes, const uint16_t *x, size_t n, const f
 
 /* ---- decoding ----------------------------------------------------------------------------- */
 
+/* Codes of 8 bits or fewer: a 256-entry table built from the scalar decoder, then a gather. */
 FPSIM_HOT static void decode_u8_f32(unsigned char *y, const uint8_t *c, size_t n, const fpsim_spec *sp)
 {
-    const fpsim_spec s = *sp;
-    for (size_t i = 0; i < n; i++) {
-        const uint32_t v = fpsim_decode_f32(c[i], &s);
-        memcpy(y + 4 * i, &v, 4);
-    }
-}
-
-FPSIM_HOT static void decode_u16_f32(unsigned char *y, const uint16_t *c, size_t n, const fpsim_spec *sp)
-{
-    const fpsim_spec s = *sp;
-    for (size_t i = 0; i < n; i++) {
-        const uint32_t v = fpsim_decode_f32(c[i], &s);
-        memcpy(y + 4 * i, &v, 4);
-    }
+    uint32_t lut[256];
+    for (uint32_t k = 0; k < 256; k++)
+        lut[k] = fpsim_decode_f32(k, sp);
+    for (size_t i = 0; i < n; i++)
+        memcpy(y + 4 * i, &lut[c[i]], 4);
 }
 
 FPSIM_HOT static void decode_u8_f64(unsigned char *y, const uint8_t *c, size_t n, const fpsim_spec *sp)
 {
-    const fpsim_spec s = *sp;
-    for (size_t i = 0; i < n; i++) {
-        const uint64_t v = fpsim_decode_f64(c[i], &s);
-        memcpy(y + 8 * i, &v, 8);
+    uint64_t lut[256];
+    for (uint32_t k = 0; k < 256; k++)
+        lut[k] = fpsim_decode_f64(k, sp);
+    for (size_t i = 0; i < n; i++)
+        memcpy(y + 8 * i, &lut[c[i]], 8);
+}
+
+/* 16-bit codes: BF16 is the top half of a float32; F16 widens branch-free. */
+FPSIM_HOT static void decode_u16_f32(unsigned char *y, const uint16_t *c, size_t n, const fpsim_spec *sp)
+{
+    if (sp->format == FPSIM_BF16) {
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t v = fpsim_bf16_to_f32_bits(c[i]);
+            memcpy(y + 4 * i, &v, 4);
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t v = fpsim_f16_to_f32_bits(c[i]);
+            memcpy(y + 4 * i, &v, 4);
+        }
     }
 }
 

@@ -87,9 +87,19 @@ FPSIM_HD uint32_t fpsim_core_pack(const fpsim_spec *s, uint32_t mode, uint32_t s
 
 /* ---- float32 -> code ---------------------------------------------------------------------- */
 
+/* 1 if the spec uses the rules that few policies need (E8M0 zero/negative/grid rules, NaN codes
+ * that depend on the payload): array loops pass this as a constant to fpsim_round_f32_mode. */
+FPSIM_HD uint32_t fpsim_spec_rare_rules(const fpsim_spec *s)
+{
+    return s->specials == FPSIM_SPECIALS_E8M0 ||
+           (s->flags & (FPSIM_SPEC_NAN_PAYLOAD | FPSIM_SPEC_NAN_TORCHAO)) != 0;
+}
+
 /* fpsim_round_f32 with the rounding mode passed separately, so that array loops can pass a
- * constant and let the compiler drop the other modes. */
-FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t rbits, uint32_t mode)
+ * constant and let the compiler drop the other modes; rare_rules = fpsim_spec_rare_rules(s), or
+ * a constant 0 when the caller knows the spec needs none of them. */
+FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t rbits, uint32_t mode,
+                                       uint32_t rare_rules)
 {
     /* 1. Unpack. */
     const uint32_t sign = x >> 31;
@@ -128,7 +138,7 @@ FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t
     code = ((s->flags & FPSIM_SPEC_NEGZERO_IN_POS) && x == 0x80000000u) ? 0u : code;
 
     /* 6. E8M0 rules for zero, tiny and negative inputs. */
-    if (s->specials == FPSIM_SPECIALS_E8M0) {
+    if (rare_rules && s->specials == FPSIM_SPECIALS_E8M0) {
         code = ((s->flags & FPSIM_SPEC_E8M0_TRUE_GRID) && a != 0 && a <= 0x00400000u) ? 0u : code;
         code = a == 0 ? s->e8m0_zero : code;
         code = ((s->flags & FPSIM_SPEC_E8M0_NEG_NAN) && sign) ? s->e8m0_neg : code;
@@ -136,11 +146,11 @@ FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t
 
     /* 7. Inf and NaN. */
     uint32_t nan_code = sign ? s->nan_neg : s->nan_pos;
-    if (s->flags & FPSIM_SPEC_NAN_PAYLOAD) {
+    if (rare_rules && (s->flags & FPSIM_SPEC_NAN_PAYLOAD)) {
         const uint32_t payload = (a & 0x7FFFFFu) >> (23u - mbits);
         nan_code |= payload | (uint32_t)(payload == 0);
     }
-    if (s->flags & FPSIM_SPEC_NAN_TORCHAO) {
+    if (rare_rules && (s->flags & FPSIM_SPEC_NAN_TORCHAO)) {
         /* torchao f32_to_fpx_unpacked sends NaN down its normal branch: add
          * ((bias - 127) << 23) + 2^(22 - mbits) - 1 + (mantissa LSB), shift, keep 8 bits, OR in
          * the sign (pytorch/ao torchao/prototype/custom_fp_utils.py). */
@@ -156,23 +166,29 @@ FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t
 /* float32 (given as its bits) -> code under spec s. rbits is used only when s->round == FPSIM_SR. */
 FPSIM_HD uint32_t fpsim_round_f32(uint32_t xbits, const fpsim_spec *s, uint32_t rbits)
 {
-    return fpsim_round_f32_mode(xbits, s, rbits, s->round);
+    return fpsim_round_f32_mode(xbits, s, rbits, s->round, 1);
 }
 
 /* ---- float64 -> code ---------------------------------------------------------------------- */
 
-FPSIM_HD uint32_t fpsim_round_f64_mode(uint64_t x, const fpsim_spec *s, uint32_t rbits, uint32_t mode)
+/* float64 bits -> float32 bits rounded to nearest even (a C cast; the numpy astype / torch
+ * first step of policies with FPSIM_SPEC_F64_VIA_F32). */
+FPSIM_HD uint32_t fpsim_f64_to_f32_bits(uint64_t x)
 {
-    if (s->flags & (FPSIM_SPEC_F64_VIA_F32 | FPSIM_SPEC_NAN_TORCHAO)) {
-        /* numpy astype / torch casts from float64 first round to float32 (RNE), then convert. */
-        double xd;
-        float xf;
-        uint32_t xb;
-        memcpy(&xd, &x, sizeof xd);
-        xf = (float)xd;
-        memcpy(&xb, &xf, sizeof xb);
-        return fpsim_round_f32_mode(xb, s, rbits, mode);
-    }
+    double xd;
+    float xf;
+    uint32_t xb;
+    memcpy(&xd, &x, sizeof xd);
+    xf = (float)xd;
+    memcpy(&xb, &xf, sizeof xb);
+    return xb;
+}
+
+/* float64 -> code rounded once, whatever FPSIM_SPEC_F64_VIA_F32 says (fpsim_round_f64 applies
+ * that flag); mode and rare_rules as in fpsim_round_f32_mode. */
+FPSIM_HD uint32_t fpsim_round_f64_once(uint64_t x, const fpsim_spec *s, uint32_t rbits, uint32_t mode,
+                                       uint32_t rare_rules)
+{
     /* 1. Unpack. */
     const uint32_t sign = (uint32_t)(x >> 63);
     const uint64_t a = x & 0x7FFFFFFFFFFFFFFFull;
@@ -206,7 +222,7 @@ FPSIM_HD uint32_t fpsim_round_f64_mode(uint64_t x, const fpsim_spec *s, uint32_t
     code = ((s->flags & FPSIM_SPEC_NEGZERO_IN_POS) && x == 0x8000000000000000ull) ? 0u : code;
 
     /* 6. E8M0 rules (2^-127 is 0x3800000000000000). */
-    if (s->specials == FPSIM_SPECIALS_E8M0) {
+    if (rare_rules && s->specials == FPSIM_SPECIALS_E8M0) {
         code = ((s->flags & FPSIM_SPEC_E8M0_TRUE_GRID) && a != 0 && a <= 0x3800000000000000ull) ? 0u
                                                                                                : code;
         code = a == 0 ? s->e8m0_zero : code;
@@ -215,7 +231,7 @@ FPSIM_HD uint32_t fpsim_round_f64_mode(uint64_t x, const fpsim_spec *s, uint32_t
 
     /* 7. Inf and NaN. */
     uint32_t nan_code = sign ? s->nan_neg : s->nan_pos;
-    if (s->flags & FPSIM_SPEC_NAN_PAYLOAD) {
+    if (rare_rules && (s->flags & FPSIM_SPEC_NAN_PAYLOAD)) {
         const uint32_t payload = (uint32_t)((a & 0xFFFFFFFFFFFFFull) >> (52u - mbits));
         nan_code |= payload | (uint32_t)(payload == 0);
     }
@@ -228,7 +244,9 @@ FPSIM_HD uint32_t fpsim_round_f64_mode(uint64_t x, const fpsim_spec *s, uint32_t
  * through float32 first, FPSIM_SPEC_F64_VIA_F32). */
 FPSIM_HD uint32_t fpsim_round_f64(uint64_t xbits, const fpsim_spec *s, uint32_t rbits)
 {
-    return fpsim_round_f64_mode(xbits, s, rbits, s->round);
+    if (s->flags & (FPSIM_SPEC_F64_VIA_F32 | FPSIM_SPEC_NAN_TORCHAO))
+        return fpsim_round_f32_mode(fpsim_f64_to_f32_bits(xbits), s, rbits, s->round, 1);
+    return fpsim_round_f64_once(xbits, s, rbits, s->round, 1);
 }
 
 /* ---- code -> float32 / float64 ------------------------------------------------------------ */

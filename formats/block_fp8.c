@@ -132,7 +132,7 @@ void fpsim_block_fp8_group(const fpsim_block_plan *p, size_t g)
             uint8_t *codes = o->codes + r * o->code_stride + c0;
             const size_t n = c1 - c0;
             if (fast) {
-                sat += fpsim_block_convert_run(codes, x, n, mult, &p->elem, FPSIM_RNE, p->elem_max);
+                sat += fpsim_block_fast_run(codes, x, n, mult, &p->fast, p->elem_max);
             } else {
                 for (size_t i = 0; i < n; i++) {
                     float y = mul_torch(x[i], mult);

@@ -282,7 +282,7 @@ static float block_amax(const float *src, size_t stride, size_t r0, size_t r1, s
 }
 
 /* The factor f with element = x * f for code e, when it is finite and nonzero (then a plain
- * multiply gives the emulated bits, see fpsim_block_convert_run); 0 when the code needs
+ * multiply gives the emulated bits, see fpsim_block_fast_run); 0 when the code needs
  * fpsim_mx_scale_element (NaN scales, TE's 0.0 reciprocal of code 254). */
 static float mx_fast_factor(uint8_t e, const fpsim_scheme *s)
 {
@@ -312,7 +312,7 @@ void fpsim_block_mx_group(const fpsim_block_plan *p, size_t g)
     fpsim_qtensor *o = p->out;
     const size_t tr = s->tile_rows, tc = s->tile_cols;
     const size_t r0 = g * tr, r1 = r0 + tr < p->qrows ? r0 + tr : p->qrows;
-    const int fp4 = s->elem == FPSIM_E2M1, rna = s->rule == FPSIM_MX_MICROXCALING;
+    const int fp4 = s->elem == FPSIM_E2M1;
     const float maxv = p->elem_max;
     uint8_t tmp[32];
     uint64_t sat = 0, zero = 0;
@@ -329,10 +329,8 @@ void fpsim_block_mx_group(const fpsim_block_plan *p, size_t g)
         o->scale_inv[g * o->scols + b] = sv;
         for (size_t r = r0; r < r1; r++) {
             const float *x = p->src + r * p->qcols + c0;
-            if (f != 0.0f && !rna)
-                sat += fpsim_block_convert_run(tmp, x, n, f, &p->elem, FPSIM_RNE, maxv);
-            else if (f != 0.0f)
-                sat += fpsim_block_convert_run(tmp, x, n, f, &p->elem, FPSIM_RNA, maxv);
+            if (f != 0.0f)
+                sat += fpsim_block_fast_run(tmp, x, n, f, &p->fast, maxv);
             else
                 for (size_t i = 0; i < n; i++) {
                     float y = fpsim_mx_scale_element(x[i], e, amax, s);

@@ -118,6 +118,7 @@ static fpsim_status make_plan_specs(fpsim_block_plan *p)
     }
     p->elem_max = s->kind == FPSIM_KIND_NVFP4 ? 6.0f : fpsim_block_elem_max(s->elem);
     fpsim_block_decode_table(p->elem_lut, &p->elem);
+    fpsim_block_fast_init(&p->fast, &p->elem);
     return FPSIM_OK;
 }
 
@@ -169,9 +170,16 @@ typedef struct transpose_ctx {
 static void transpose_rows(void *ctx, size_t b, size_t e)
 {
     const transpose_ctx *t = ctx;
-    for (size_t j = b; j < e; j++) /* dst row j = src column j */
-        for (size_t i = 0; i < t->rows; i++)
-            t->dst[j * t->rows + i] = t->src[i * t->cols + j];
+    /* dst row j = src column j, in 32 x 32 tiles for the caches */
+    for (size_t j0 = b; j0 < e; j0 += 32) {
+        size_t j1 = j0 + 32 < e ? j0 + 32 : e;
+        for (size_t i0 = 0; i0 < t->rows; i0 += 32) {
+            size_t i1 = i0 + 32 < t->rows ? i0 + 32 : t->rows;
+            for (size_t j = j0; j < j1; j++)
+                for (size_t i = i0; i < i1; i++)
+                    t->dst[j * t->rows + i] = t->src[i * t->cols + j];
+        }
+    }
 }
 
 /* Fill the cuBLAS-layout scale copy. */

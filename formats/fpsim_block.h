@@ -262,6 +262,20 @@ int fpsim_block_elem_emax(int elem);
  * parallel loop so that the result cannot depend on the partition. */
 #include <string.h>
 #include "fpsim_core.h"
+/* Element conversion of a run (block_convert.c): a vectorized path for RNE to signed formats
+ * with signed zeros on finite in-range values, the core for everything else. */
+typedef struct fpsim_block_fast {
+    fpsim_spec spec;     /* the conversion (its definition: fpsim_round_f32) */
+    int ok;              /* the fast path applies to this spec */
+    uint32_t mbits, ebmin, maxbits, sign_shift;
+    float sub_mul;       /* 2^(mbits - emin) */
+} fpsim_block_fast;
+void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s);
+/* codes[i] = round(x[i] * f) for f finite and nonzero (then x * f has the same bits whatever the
+ * operand order: the only possible NaN is x's, quieted). Returns the number of finite x with
+ * |x * f| > satmax (clipped). */
+uint64_t fpsim_block_fast_run(uint8_t *restrict codes, const float *restrict x, size_t n, float f,
+                              const fpsim_block_fast *fc, float satmax);
 typedef struct fpsim_block_plan {
     fpsim_scheme s;
     fpsim_spec elem;      /* element conversion (nearest) */
@@ -280,6 +294,7 @@ typedef struct fpsim_block_plan {
     float pts, pts_rcp;   /* NVFP4 torchao: per_tensor_scale and 1/per_tensor_scale */
     float tscale, tscale_inv; /* fp8-tensor: multiplier and scale_inv */
     float elem_lut[256];  /* decoded element codes */
+    fpsim_block_fast fast; /* element conversion of runs (from elem) */
     uint64_t *group_sat;  /* per group: elements clipped */
     uint64_t *group_zero; /* per group: blocks with amax 0 */
 } fpsim_block_plan;
@@ -293,26 +308,6 @@ static inline void fpsim_block_put(fpsim_qtensor *o, size_t r, size_t j, uint32_
         o->codes[r * o->code_stride + (j >> 1)] |= (uint8_t)((c & 0xFu) << ((j & 1u) * 4u));
     else
         o->codes[r * o->code_stride + j] = (uint8_t)c;
-}
-/* Scale and convert a run of n elements: codes[i] = round(x[i] * f) under spec s with a constant
- * rounding mode (so the core's branches on the mode fold away and the loop if-converts).
- * f must be finite and nonzero: then x * f is the same bits whatever the operand order (the
- * only possible NaN is x's, quieted). Returns the number of finite x whose |x * f| > maxv. */
-static inline uint64_t fpsim_block_convert_run(uint8_t *restrict codes, const float *restrict x,
-                                               size_t n, float f, const fpsim_spec *sp,
-                                               uint32_t mode, float maxv)
-{
-    const fpsim_spec s = *sp;
-    uint64_t sat = 0;
-    for (size_t i = 0; i < n; i++) {
-        float y = x[i] * f;
-        uint32_t b, xb;
-        memcpy(&b, &y, 4);
-        memcpy(&xb, &x[i], 4);
-        sat += (uint64_t)(((xb & 0x7FFFFFFFu) < 0x7F800000u) & (__builtin_fabsf(y) > maxv));
-        codes[i] = (uint8_t)fpsim_round_f32_mode(b, &s, 0, mode);
-    }
-    return sat;
 }
 /* Store a run of codes into row r from column c0 (FP4: nibbles, even element low; the row's
  * bytes start zeroed). */

@@ -1,0 +1,104 @@
+/* block_convert.c: the element conversion of a block run, x * f -> codes, fast.
+ *
+ * The core's fpsim_round_f32 is the definition of every conversion; this file only makes the
+ * common case fast and hands everything else to the core:
+ *   fast path (a loop the compiler vectorizes): round-to-nearest-even of a finite |y| <= max to a
+ *     signed 8-bit-or-smaller format with a sign bit and signed zeros, by the FP32 "magic adder":
+ *     with E = max(exponent(|y|), emin) and C = 2^(E - mbits + 23), (|y| + C) - C is |y| rounded
+ *     to a multiple of 2^(E - mbits), i.e. to the target grid, with RNE (one IEEE add whose ulp is
+ *     the grid step); the code is then read from the rounded value's bits (normal) or from the
+ *     exact integer |y| / 2^(emin - mbits) (subnormal);
+ *   slow path (the core, element by element): NaN, Inf, |y| > max (each policy's overflow rule),
+ *     every other rounding mode, and formats/policies with unsigned zeros or no -0 (FNUZ, TE's
+ *     reference, DeepGEMM's FP4 reference).
+ * tests/blocks/test_block_convert.c checks the fast path against the core over every exponent
+ * with dense mantissa samples for every spec that takes it. */
+/* GCC does not if-convert (so does not vectorize) FP arithmetic under -ftrapping-math, its
+ * default. Not trapping changes no value: IEEE results are the same, only the assumption that FP
+ * exceptions may trap is dropped (no reassociation, no contraction: -ffp-contract=off stays). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+#define FPSIM_BLOCK_INTERNAL
+#include "fpsim_block.h"
+
+#include <math.h>
+#include <string.h>
+
+static inline uint32_t f2u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static inline float u2f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s)
+{
+    memset(fc, 0, sizeof *fc);
+    fc->spec = *s;
+    const int eligible = s->round == FPSIM_RNE && s->bits <= 8 && s->is_signed &&
+                         s->specials != FPSIM_SPECIALS_FNUZ && s->specials != FPSIM_SPECIALS_E8M0 &&
+                         !(s->flags & (FPSIM_SPEC_UNSIGNED_ZERO | FPSIM_SPEC_NEGZERO_IN_POS)) &&
+                         s->mbits >= 1 && s->mbits <= 7;
+    if (!eligible)
+        return;
+    fc->ok = 1;
+    fc->mbits = s->mbits;
+    fc->ebmin = (uint32_t)(128 - s->bias); /* biased FP32 exponent of the smallest normal */
+    fc->maxbits = fpsim_decode_f32(s->max_mag, s);
+    fc->sub_mul = u2f((uint32_t)(127 + s->mbits + s->bias - 1) << 23); /* 2^(mbits - emin) */
+    fc->sign_shift = (uint32_t)s->bits - 1u;
+}
+
+uint64_t fpsim_block_fast_run(uint8_t *restrict codes, const float *restrict x, size_t n, float f,
+                              const fpsim_block_fast *fc, float satmax)
+{
+    uint64_t sat = 0;
+    if (!fc->ok || !isfinite(f) || f == 0.0f) {
+        /* core for everything (f NaN/0/Inf never reaches here from the kernels, but be total) */
+        for (size_t i = 0; i < n; i++) {
+            float y = x[i] * f;
+            sat += (uint64_t)(isfinite(x[i]) && fabsf(y) > satmax);
+            codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, 0);
+        }
+        return sat;
+    }
+    const uint32_t m = fc->mbits, ebmin = fc->ebmin, maxbits = fc->maxbits, sh = fc->sign_shift;
+    const uint32_t minnorm = ebmin << 23, satbits = f2u(satmax);
+    /* subnormal codes: r + D is exact for r < 2^emin with D = 2^(emin - mbits + 23), and its bits
+     * are bits(D) + r / 2^(emin - mbits) (no float-to-int conversion, so the loop if-converts) */
+    const float d = u2f((ebmin + 23u - m) << 23);
+    const uint32_t dbits = f2u(d);
+    uint32_t slow = 0, nsat = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float y = x[i] * f;
+        const uint32_t b = f2u(y);
+        const uint32_t ab = b & 0x7FFFFFFFu;
+        const float a = u2f(ab < maxbits ? ab : maxbits); /* NaN, Inf, > max: fixed up below */
+        const uint32_t eb = (ab >> 23) > ebmin ? (ab >> 23) : ebmin;
+        const float c = u2f((eb + 23u - m) << 23);
+        const float r = (a + c) - c;
+        const uint32_t rb = f2u(r);
+        const uint32_t normal = (rb >> (23u - m)) - ((ebmin - 1u) << m);
+        const uint32_t sub = f2u(r + d) - dbits;
+        const uint32_t code = (rb >= minnorm ? normal : sub) | ((b >> 31) << sh);
+        codes[i] = (uint8_t)code;
+        slow |= (uint32_t)(ab > maxbits);
+        nsat += (uint32_t)(((f2u(x[i]) & 0x7FFFFFFFu) < 0x7F800000u) & (ab > satbits) &
+                           (ab <= 0x7F800000u));
+    }
+    sat = nsat;
+    if (slow)
+        for (size_t i = 0; i < n; i++) {
+            const float y = x[i] * f;
+            if ((f2u(y) & 0x7FFFFFFFu) > maxbits)
+                codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, 0);
+        }
+    return sat;
+}

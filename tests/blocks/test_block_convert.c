@@ -1,0 +1,111 @@
+/* test_block_convert.c: the block kernels' fast element conversion (formats/block_convert.c)
+ * against the core's fpsim_round_f32, which defines every conversion.
+ *
+ * For every element format a block scheme uses (E4M3, E5M2, E2M3, E3M2, E2M1) and every policy
+ * the core defines for it, under RNE and RNA: every FP32 exponent with dense mantissa samples
+ * (all values within 64 ulp of every rounding boundary of the target grid, plus random
+ * mantissas), both signs, zeros, subnormals, Inf and NaN payloads, times scale factors. The
+ * `exhaustive` argument runs every FP32 bit pattern instead (label exhaustive). */
+#define FPSIM_BLOCK_INTERNAL
+#include "fpsim_block.h"
+#include "fpsim_formats.h"
+#include "test_util.h"
+
+#include <string.h>
+
+static test_counter tc = TEST_COUNTER_INIT("block fast conversion vs core");
+
+enum { CHUNK = 4096 };
+
+static void check_chunk(const fpsim_block_fast *fc, const float *x, size_t n, float f, const char *what)
+{
+    uint8_t got[CHUNK];
+    fpsim_block_fast_run(got, x, n, f, fc, 1e30f);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t want = fpsim_round_f32(test_f32_bits(x[i] * f), &fc->spec, 0);
+        tc.checks++;
+        if (got[i] != (uint8_t)want)
+            test_fail(&tc, "%s x=0x%08x f=%a: fast 0x%02x, core 0x%02x", what, test_f32_bits(x[i]), (double)f,
+                      got[i], want);
+    }
+}
+
+static void sweep_spec(const fpsim_spec *s, const char *what, int exhaustive)
+{
+    fpsim_block_fast fc;
+    fpsim_block_fast_init(&fc, s);
+    static float x[CHUNK];
+    size_t n = 0;
+    uint64_t rng = 12345;
+    if (exhaustive) {
+        for (uint64_t b = 0; b <= 0xFFFFFFFFull; b++) {
+            x[n++] = test_f32_from_bits((uint32_t)b);
+            if (n == CHUNK) {
+                check_chunk(&fc, x, n, 1.0f, what);
+                n = 0;
+            }
+        }
+        return;
+    }
+    static const float factors[] = {1.0f, 0x1p-20f, 3.0f, 0x1.8p+7f};
+    const uint32_t d = 23u - s->mbits;
+    for (uint32_t sign = 0; sign < 2; sign++)
+        for (uint32_t e = 0; e < 256; e++) {
+            /* values around every rounding boundary of the target grid at this exponent, at the
+             * normal spacing and at every subnormal spacing the target may use */
+            for (uint32_t k = 0; k < (1u << s->mbits) * 2 + 2; k++)
+                for (uint32_t dd = d; dd < d + 12 && dd < 24; dd += 1)
+                    for (int32_t off = -3; off <= 3; off++) {
+                        uint32_t mant = ((k << dd) + (1u << (dd - 1)) + (uint32_t)off) & 0x7FFFFFu;
+                        x[n++] = test_f32_from_bits((sign << 31) | (e << 23) | mant);
+                        if (n == CHUNK) {
+                            for (size_t fi = 0; fi < 4; fi++)
+                                check_chunk(&fc, x, n, factors[fi], what);
+                            n = 0;
+                        }
+                    }
+            for (int k = 0; k < 64; k++) {
+                uint32_t mant = (uint32_t)test_splitmix64(&rng) & 0x7FFFFFu;
+                x[n++] = test_f32_from_bits((sign << 31) | (e << 23) | mant);
+                if (n == CHUNK) {
+                    for (size_t fi = 0; fi < 4; fi++)
+                        check_chunk(&fc, x, n, factors[fi], what);
+                    n = 0;
+                }
+            }
+        }
+    if (n)
+        for (size_t fi = 0; fi < 4; fi++)
+            check_chunk(&fc, x, n, factors[fi], what);
+}
+
+int main(int argc, char **argv)
+{
+    int exhaustive = argc > 1 && strcmp(argv[1], "exhaustive") == 0;
+    static const int fmts[] = {FPSIM_E4M3, FPSIM_E5M2, FPSIM_E2M3, FPSIM_E3M2, FPSIM_E2M1};
+    static const fpsim_round modes[] = {FPSIM_RNE, FPSIM_RNA};
+    int fast_specs = 0;
+    for (size_t fi = 0; fi < 5; fi++) {
+        char names[512];
+        snprintf(names, sizeof names, "%s", fpsim_policy_names(fmts[fi]));
+        for (char *p = strtok(names, ", "); p; p = strtok(NULL, ", ")) {
+            char pol[32];
+            snprintf(pol, sizeof pol, "%s", p);
+            for (size_t mi = 0; mi < 2; mi++) {
+                fpsim_spec s;
+                if (fpsim_spec_make(&s, (fpsim_format_id)fmts[fi], pol, modes[mi], 0) != FPSIM_OK)
+                    continue;
+                fpsim_block_fast fc;
+                fpsim_block_fast_init(&fc, &s);
+                fast_specs += fc.ok;
+                char what[96];
+                snprintf(what, sizeof what, "%s %s %s%s", fpsim_format_get((fpsim_format_id)fmts[fi])->name, pol,
+                         mi ? "rna" : "rne", fc.ok ? "" : " (core path)");
+                if (!exhaustive || fc.ok)
+                    sweep_spec(&s, what, exhaustive);
+            }
+        }
+    }
+    TEST_CHECK(&tc, fast_specs >= 8, "the fast path serves the common specs (%d)", fast_specs);
+    return test_summary(&tc);
+}

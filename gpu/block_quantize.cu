@@ -26,7 +26,7 @@ namespace {
 
 struct qargs {
     const void *x;
-    int bf16, axis, kind, elem, rule, ao, gscale, chain, fp8scale, mode, pow2, sr, fp4, nan_ignore;
+    int bf16, bf16_vinf, rht, amax_only, axis, kind, elem, rule, ao, gscale, chain, fp8scale, mode, pow2, sr, fp4, nan_ignore;
     float eps, fp8max;
     fpsim_spec es;    /* element spec */
     fpsim_spec e4m3;  /* NVFP4 block-scale spec (E4M3 RNE satfinite) */
@@ -36,6 +36,7 @@ struct qargs {
     uint8_t *codes, *scale_codes, *cub8;
     float *scale_inv, *cub32, *tvals;
     const uint32_t *gamax; /* tensor |amax| bits on the device, or NULL */
+    uint32_t *amax_out;    /* amax_only: where the tensor amax goes */
     float gamax_given;
     int use_given;
     uint64_t seed;
@@ -88,44 +89,56 @@ __device__ __forceinline__ uint32_t abs_bits(float v, int nan_ignore)
     return (nan_ignore && b > FPSIM_F32_INF_BITS) ? 0u : b;
 }
 
-/* Per-tensor values, the same in every thread: t[4] = global_amax, s_enc, global_scale,
- * tensor_scale as the CPU's fpsim_qtensor fields, plus t[4] = the element multiplier of the tensor
- * (NVFP4 torchao 1/per_tensor_scale; fp8-tensor scale). */
-__device__ __forceinline__ void tensor_values(const qargs &a, float t[5])
+/* Per-tensor values, the same in every thread, as formats/block_quantize.c fixes them before its
+ * loop: t[0..3] = the fpsim_qtensor fields global_amax, s_enc, global_scale, tensor_scale (1.0 when
+ * the kind has none), t[4] = the tensor's element multiplier (NVFP4 torchao 1/per_tensor_scale,
+ * fp8-tensor scale), t[5] = NVFP4 TE S_dec. */
+__device__ __forceinline__ void tensor_values(const qargs &a, float t[6])
 {
     float amax = a.use_given ? a.gamax_given : (a.gamax ? __uint_as_float(*a.gamax) : 0.f);
+    if (!a.use_given && fpsim_isnan_bits(__float_as_uint(amax))) amax = __uint_as_float(0x7FC00000u); /* C NAN */
     t[0] = amax;
-    t[1] = 0.f;
-    t[2] = 0.f;
-    t[3] = 0.f;
-    t[4] = 0.f;
+    t[1] = 1.f;
+    t[2] = 1.f;
+    t[3] = 1.f;
+    t[4] = 1.f;
+    t[5] = 1.f;
     if (a.kind == FPSIM_KIND_NVFP4) {
         if (a.chain == FPSIM_NVFP4_TE) {
-            /* TE core_nvfp4.cuh: S_enc = 2688/amax, fminf(., FLT_MAX) (NaN -> FLT_MAX), 1.0 when amax
-             * is 0 or the quotient is 0 (Inf amax); S_dec = 1/S_enc. */
-            float s_enc = fpsim_fmin_c(__fdiv_rn(2688.0f, amax), FLT_MAX);
-            if (amax == 0.f || s_enc == 0.f) s_enc = 1.0f;
-            t[1] = s_enc;
-            t[2] = __fdiv_rn(1.0f, s_enc);
-        } else if (a.gscale) {
-            /* torchao: per_tensor_scale = amax / 2688.0 (CPU true division; CUDA amax * fp32(1/2688)). */
+            /* TE core_nvfp4.cuh: S_enc = fp32(448 * 6) / amax, fminf(., FLT_MAX) (NaN -> FLT_MAX),
+             * 1.0 when amax is 0 or the quotient is 0 (Inf amax); S_dec = 1/S_enc. */
+            float se = fpsim_fmin_c(fpsim_div_x86(2688.0f, amax), FLT_MAX);
+            if (amax == 0.f || se == 0.f) se = 1.0f;
+            t[1] = se;
+            t[5] = __fdiv_rn(1.0f, se);
+            t[2] = t[5];
+        } else {
+            /* torchao: per_tensor_scale = amax / 2688.0 (CPU true division; CUDA eager amax *
+             * fp32(1/2688)); 1.0 / per_tensor_scale a true reciprocal. */
             float pts = a.chain == FPSIM_NVFP4_TORCHAO_CUDA ? fpsim_mul_x86(amax, __frcp_rn(2688.0f))
                                                             : fpsim_div_x86(amax, 2688.0f);
-            t[2] = pts;
-            t[4] = fpsim_div_x86(1.0f, pts);
+            float rcp = fpsim_div_x86(1.0f, pts);
+            t[1] = rcp;
+            t[2] = a.gscale ? pts : 1.0f;
+            t[4] = rcp;
+            t[5] = pts;
         }
     } else if (a.kind == FPSIM_KIND_FP8_TENSOR) {
-        float scale = 1.0f;
+        float sc = 1.0f;
         if (a.mode == FPSIM_TENSOR_CURRENT) {
-            scale = fpsim_fp8_te_scale_dev(amax, a.fp8max, a.pow2, a.eps, FLT_MAX);
+            sc = fpsim_fp8_te_scale_dev(amax, a.fp8max, a.pow2, a.eps,
+                                        a.bf16_vinf ? __uint_as_float(0x7F7F0000u) : FLT_MAX);
         } else if (a.mode == FPSIM_TENSOR_TORCHAO) {
-            /* torchao float8_utils: fp8_max / clamp(amax, EPS) in float64, rounded to FP32. */
-            double m = (double)amax < (double)a.eps ? (double)a.eps : (double)amax;
-            scale = __double2float_rn(__ddiv_rn((double)a.fp8max, m));
+            /* torchao float8_utils amax_to_scale: fp32(max / clamp(amax_f64, EPS)), EPS the Python
+             * float 1e-12 when the scheme's eps is fp32(1e-12). */
+            double e = a.eps == 1e-12f ? 1e-12 : (double)a.eps;
+            double m = (double)amax;
+            if (!isnan(m) && m < e) m = e;
+            sc = __double2float_rn(__ddiv_rn((double)a.fp8max, m));
         }
-        t[3] = scale;
-        t[2] = __fdiv_rn(1.0f, scale);
-        t[4] = scale;
+        t[3] = sc;
+        t[4] = sc;
+        t[2] = fpsim_div_x86(1.0f, sc);
     }
 }
 
@@ -135,7 +148,7 @@ struct tile_scale {
     float mult;    /* element multiplier (NVFP4, FP8) */
 };
 
-__device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t amax_bits, const float tv[5])
+__device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t amax_bits, const float tv[6])
 {
     tile_scale s;
     /* a NaN amax under nan=propagate is the CPU's NAN constant (positive quiet NaN) */
@@ -154,20 +167,20 @@ __device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t ama
         } else {
             int cuda = a.chain == FPSIM_NVFP4_TORCHAO_CUDA;
             float bs = cuda ? fpsim_mul_x86(amax, __frcp_rn(6.0f)) : fpsim_div_x86(amax, 6.0f);
-            if (a.gscale) bs = fpsim_div_x86(bs, tv[2]);
+            if (a.gscale) bs = fpsim_div_x86(bs, tv[5]);
             sb = fpsim_clamp_torch(bs, 0.015625f, 448.0f);
         }
         s.code = fpsim_round_f32(__float_as_uint(sb), &a.e4m3, 0);
         s.inv = __uint_as_float(fpsim_decode_f32(s.code, &a.e4m3));
         if (a.chain == FPSIM_NVFP4_TE)
-            s.mult = fpsim_fmin_c(fpsim_div_x86(1.0f, fpsim_mul_x86(s.inv, tv[2])), FLT_MAX);
+            s.mult = fpsim_fmin_c(fpsim_div_x86(1.0f, fpsim_mul_x86(s.inv, tv[5])), FLT_MAX);
         else if (a.gscale)
             s.mult = fpsim_div_x86(tv[4], s.inv);
         else
             s.mult = fpsim_div_x86(1.0f, s.inv);
     } else if (a.kind == FPSIM_KIND_FP8_BLOCK) {
         if (a.fp8scale == FPSIM_FP8B_TE_POW2 || a.fp8scale == FPSIM_FP8B_TE_FP32) {
-            float vinf = a.bf16 ? __uint_as_float(0x7F7F0000u) : FLT_MAX;
+            float vinf = a.bf16_vinf ? __uint_as_float(0x7F7F0000u) : FLT_MAX;
             s.mult = fpsim_fp8_te_scale_dev(amax, a.fp8max, a.fp8scale == FPSIM_FP8B_TE_POW2, a.eps, vinf);
             s.inv = __fdiv_rn(1.0f, s.mult);
         } else {
@@ -209,6 +222,43 @@ __device__ __forceinline__ uint32_t sr_bits_of(const qargs &a, uint64_t idx)
     return ((w >> (8 * (uint32_t)(idx & 3))) & 0xFFu) << 24;
 }
 
+/* 16-point RHT of one stored vector (formats/block_nvfp4.c fpsim_rht16): y_j = sum_i +-0.25 s_i
+ * v_i in double, in index order (exact unless the terms span ~45 binades), then ONE rounding to
+ * BF16 (RNE, BF16 subnormal grid 2^-133 below 2^-126), as TE's BF16 Hadamard matmul output. */
+__device__ void rht16_bf16(float v[16])
+{
+    const int sign[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
+    double w[16];
+    float out[16];
+#pragma unroll
+    for (int i = 0; i < 16; i++) w[i] = __dmul_rn(__dmul_rn(0.25, (double)v[i]), (double)sign[i]);
+#pragma unroll
+    for (int j = 0; j < 16; j++) {
+        double acc = 0.0;
+#pragma unroll
+        for (int i = 0; i < 16; i++) acc = __dadd_rn(acc, (__popc(i & j) & 1) ? -w[i] : w[i]);
+        if (acc == 0.0 || !isfinite(acc)) {
+            out[j] = (float)acc;
+            continue;
+        }
+        int ex;
+        double m = frexp(fabs(acc), &ex);
+        double sc = ldexp(m, 8);
+        double fl = floor(sc), fr = __dsub_rn(sc, fl);
+        if (fr > 0.5 || (fr == 0.5 && fmod(fl, 2.0) != 0.0)) fl = __dadd_rn(fl, 1.0);
+        double r = ldexp(fl, ex - 8);
+        if (fabs(acc) < 0x1p-126) {
+            double q = __ddiv_rn(acc, 0x1p-133);
+            double fq = floor(fabs(q)), rq = __dsub_rn(fabs(q), fq);
+            if (rq > 0.5 || (rq == 0.5 && fmod(fq, 2.0) != 0.0)) fq = __dadd_rn(fq, 1.0);
+            r = __dmul_rn(fq, 0x1p-133);
+        }
+        out[j] = __double2float_rn(acc < 0 ? -r : r);
+    }
+#pragma unroll
+    for (int j = 0; j < 16; j++) v[j] = out[j];
+}
+
 __device__ __forceinline__ size_t swizzle128x4(size_t r, size_t c, size_t padded_cols)
 {
     return ((r / 128) * (padded_cols / 4) + c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + (c % 4);
@@ -228,10 +278,12 @@ template <int C, int BF16> __global__ void __launch_bounds__(512) block_quantize
     }
     const int nslot = (a.RC / a.TR) * (a.CC / a.G);
     const int my = (rr / a.TR) * (a.CC / a.G) + cc / a.G;
-    float tv[5];
+    float tv[6];
     tensor_values(a, tv);
-    if (blockIdx.x == 0 && t == 0 && a.tvals) {
-        for (int i = 0; i < 4; i++) a.tvals[i] = tv[i];
+    if (blockIdx.x == 0 && t == 0 && !a.amax_only) {
+        if (a.tvals)
+            for (int i = 0; i < 4; i++) a.tvals[i] = tv[i];
+        if (a.kind == FPSIM_KIND_FP8_TENSOR) a.scale_inv[0] = tv[2];
     }
     for (size_t rect = blockIdx.x; rect < a.nrect; rect += gridDim.x) {
         size_t r = (rect / a.rect_cols) * a.RC + rr;
@@ -239,9 +291,15 @@ template <int C, int BF16> __global__ void __launch_bounds__(512) block_quantize
         size_t k0 = c * C;
         float v[C];
         load_chunk<C, BF16>(a, r, k0, v);
+        if (C == 16 && a.rht) rht16_bf16(v);
         uint32_t am = 0;
 #pragma unroll
         for (int j = 0; j < C; j++) am = max(am, abs_bits(v[j], a.nan_ignore));
+        if (a.amax_only) { /* the tensor amax over the stored operand (post-RHT) */
+            for (int o = 16; o; o >>= 1) am = max(am, __shfl_xor_sync(0xFFFFFFFFu, am, o));
+            if ((t & 31) == 0) atomicMax(a.amax_out, am);
+            continue;
+        }
         __syncthreads();
         if (t < nslot) slot[t] = 0;
         __syncthreads();
@@ -256,6 +314,7 @@ template <int C, int BF16> __global__ void __launch_bounds__(512) block_quantize
             float y = scale_element(a, v[j], ts);
             uint32_t rb = a.sr ? sr_bits_of(a, (uint64_t)r * a.qcols + k0 + j) : 0u;
             code[j] = fpsim_round_f32(__float_as_uint(y), &a.es, rb);
+            if (k0 + j >= a.qcols) code[j] = 0; /* the padding nibble of an odd FP4 row stays 0 */
         }
         uint8_t *row = a.codes + r * a.code_stride;
         if (a.fp4) {
@@ -341,10 +400,29 @@ template <int BF16> __global__ void amax_kernel(uint32_t *out, const void *x, si
 size_t cdiv(size_t a, size_t b) { return (a + b - 1) / b; }
 size_t round_up(size_t a, size_t b) { return cdiv(a, b) * b; }
 
-/* Element conversion rule of the scheme's elements (the same call the CPU makes). */
-fpsim_status element_spec(fpsim_spec *es, const fpsim_scheme *s)
+/* The element cast policy: the scheme's cast= or the emulated library's (the CPU driver's
+ * choice in formats/block_quantize.c, restated). */
+const char *default_elem_cast(const fpsim_scheme *s)
 {
-    const char *policy = s->cast[0] ? s->cast : NULL;
+    int fp8 = s->elem == FPSIM_E4M3 || s->elem == FPSIM_E5M2;
+    switch (s->kind) {
+    case FPSIM_KIND_MX:
+        if (s->rule == FPSIM_MX_RCEIL_SAT || s->rule == FPSIM_MX_GFLOAT) return "nv";
+        if (s->rule == FPSIM_MX_MICROXCALING) return fp8 ? "clamp" : "nv";
+        return fp8 ? "clamp" : "torchao";
+    case FPSIM_KIND_NVFP4:
+        return s->chain == FPSIM_NVFP4_TE ? "nv" : "torchao";
+    case FPSIM_KIND_FP8_BLOCK:
+        return (s->scale == FPSIM_FP8B_TE_POW2 || s->scale == FPSIM_FP8B_TE_FP32) ? "nv" : "torch";
+    default:
+        return s->mode == FPSIM_TENSOR_TORCHAO ? "clamp" : "nv";
+    }
+}
+
+/* Element spec (NVFP4 SR: 8 random bits, one byte of a Philox word) and the NVFP4 scale spec. */
+fpsim_status element_specs(fpsim_spec *es, fpsim_spec *scale8, const fpsim_scheme *s)
+{
+    const char *cast = s->cast[0] ? s->cast : default_elem_cast(s);
     fpsim_round mode = FPSIM_RNE;
     int sr_bits = 0;
     if (s->kind == FPSIM_KIND_MX && s->rule == FPSIM_MX_MICROXCALING) mode = FPSIM_RNA;
@@ -352,7 +430,26 @@ fpsim_status element_spec(fpsim_spec *es, const fpsim_scheme *s)
         mode = FPSIM_SR;
         sr_bits = 8;
     }
-    return fpsim_spec_make(es, (fpsim_format_id)s->elem, policy, mode, sr_bits);
+    fpsim_status st = fpsim_spec_make(es, (fpsim_format_id)s->elem, cast, mode, sr_bits);
+    if (st != FPSIM_OK) return st;
+    return fpsim_spec_make(scale8, FPSIM_E4M3, s->chain == FPSIM_NVFP4_TE ? "nv" : "torch", FPSIM_RNE, 0);
+}
+
+/* Shape rules of the emulated implementations (the CPU driver's check_shape). */
+fpsim_status check_shape(const fpsim_scheme *s, size_t qcols, int cols_axis)
+{
+    if (s->kind == FPSIM_KIND_MX &&
+        (s->rule == FPSIM_MX_FLOOR || s->rule == FPSIM_MX_CEIL || s->rule == FPSIM_MX_EVEN ||
+         s->rule == FPSIM_MX_RCEIL) &&
+        qcols % 32 != 0)
+        return fpsim_fail(FPSIM_ESHAPE, "torchao to_mx requires the blocked dimension (%zu) to be a multiple of 32",
+                          qcols);
+    if (s->kind == FPSIM_KIND_NVFP4 && s->chain != FPSIM_NVFP4_TE && qcols % 16 != 0)
+        return fpsim_fail(FPSIM_ESHAPE,
+                          "torchao nvfp4_quantize requires the blocked dimension (%zu) to be a multiple of 16", qcols);
+    if (s->kind == FPSIM_KIND_NVFP4 && s->rht && cols_axis && qcols % 16 != 0)
+        return fpsim_fail(FPSIM_ESHAPE, "RHT needs the blocked dimension (%zu) to be a multiple of 16", qcols);
+    return FPSIM_OK;
 }
 
 struct geom {
@@ -371,8 +468,6 @@ fpsim_status geometry(geom *g, const fpsim_scheme *s, size_t rows, size_t cols, 
         return fpsim_fail(FPSIM_EUNSUPPORTED, "gpu block quantize: rule=%s%s needs the C library's log2f, which the "
                                               "GPU does not reproduce; use the CPU",
                           fpsim_mx_rule_name(s->rule), s->rule == FPSIM_MX_RCEIL ? " with ao=0.18" : "");
-    if (s->kind == FPSIM_KIND_NVFP4 && s->rht)
-        return fpsim_fail(FPSIM_EUNSUPPORTED, "gpu block quantize: nvfp4 rht=1 is not implemented on the GPU yet");
     if (s->kind == FPSIM_KIND_FP8_TENSOR && s->mode == FPSIM_TENSOR_TORCHAO && s->pow2)
         return fpsim_fail(FPSIM_EUNSUPPORTED, "gpu block quantize: torchao pow2 scales use float log2; use the CPU");
     g->qrows = axis == FPSIM_AXIS_ROWS ? rows : cols;
@@ -382,6 +477,7 @@ fpsim_status geometry(geom *g, const fpsim_scheme *s, size_t rows, size_t cols, 
     if (s->kind == FPSIM_KIND_FP8_TENSOR) {
         g->TR = 1;
         g->TC = 32;
+        g->srows = g->scols = 1; /* scale_inv[0] = the tensor's scale_inv */
     } else {
         g->TR = s->tile_rows ? s->tile_rows : 1;
         g->TC = s->tile_cols;
@@ -480,29 +576,33 @@ extern "C" fpsim_status fpsim_gpu_amax_dev(uint32_t *amax_bits_dev, const void *
     return FPSIM_OK;
 }
 
-extern "C" fpsim_status fpsim_gpu_block_quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, const void *x,
-                                                     int x_is_bf16, size_t rows, size_t cols, const fpsim_qopts *opt,
-                                                     void *cuda_stream)
+/* The body of fpsim_gpu_block_quantize_dev; force_amax: compute the tensor amax even where the
+ * scheme does not use it (the host API reports it in global_amax, like the CPU). */
+static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, const void *x, int x_is_bf16,
+                                 size_t rows, size_t cols, const fpsim_qopts *opt, void *cuda_stream, int force_amax)
 {
     fpsim_status st = fpsim_gpu_require();
     if (st != FPSIM_OK) return st;
+    if (!out || !s || !x) return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: NULL argument");
     fpsim_qopts o;
     if (opt)
         o = *opt;
     else
         fpsim_qopts_default(&o);
+    if (rows == 0 || cols == 0) return fpsim_fail(FPSIM_ESHAPE, "quantize: empty tensor (%zu x %zu)", rows, cols);
     geom g;
     if ((st = geometry(&g, s, rows, cols, o.axis)) != FPSIM_OK) return st;
+    if ((st = check_shape(s, g.qcols, o.axis == FPSIM_AXIS_COLS)) != FPSIM_OK) return st;
     if (out->rows != rows || out->cols != cols || out->axis != o.axis || out->qrows != g.qrows)
         return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: buffers were allocated for another shape or axis");
-    if (rows == 0 || cols == 0) return FPSIM_OK;
+    if (!fpsim_gpu_aligned16(x)) return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: input not 16-byte aligned");
     qargs a;
     memset(&a, 0, sizeof a);
-    if ((st = element_spec(&a.es, s)) != FPSIM_OK) return st;
-    if ((st = fpsim_spec_make(&a.e4m3, FPSIM_E4M3, "nv", FPSIM_RNE, 0)) != FPSIM_OK) return st;
+    if ((st = element_specs(&a.es, &a.e4m3, s)) != FPSIM_OK) return st;
     cudaStream_t cs = static_cast<cudaStream_t>(cuda_stream);
     a.x = x;
     a.bf16 = x_is_bf16 != 0;
+    a.bf16_vinf = a.bf16 || o.input_bf16;
     a.axis = o.axis;
     a.kind = s->kind;
     a.elem = s->elem;
@@ -514,6 +614,7 @@ extern "C" fpsim_status fpsim_gpu_block_quantize_dev(fpsim_gpu_qbuf *out, const 
     a.mode = s->mode;
     a.pow2 = s->pow2;
     a.sr = s->kind == FPSIM_KIND_NVFP4 && s->sr;
+    a.rht = s->kind == FPSIM_KIND_NVFP4 && s->rht && o.axis == FPSIM_AXIS_COLS;
     a.fp4 = s->elem == FPSIM_E2M1;
     a.nan_ignore = s->nan == FPSIM_NAN_IGNORE;
     a.eps = s->eps;
@@ -544,39 +645,45 @@ extern "C" fpsim_status fpsim_gpu_block_quantize_dev(fpsim_gpu_qbuf *out, const 
     a.seed = o.seed;
     a.stream = o.stream;
     a.want_cublas = (o.want & FPSIM_QWANT_CUBLAS) != 0 && (out->cublas_codes || out->cublas_f32);
-    int needs_amax = s->kind == FPSIM_KIND_NVFP4 ||
-                     (s->kind == FPSIM_KIND_FP8_TENSOR && s->mode != FPSIM_TENSOR_DELAYED);
-    if (needs_amax && o.global_amax_given) {
+
+    unsigned threads = (unsigned)(g.RC * g.CC);
+    size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (threads > 256 ? 4 : 8);
+    unsigned blocks = (unsigned)(a.nrect < cap ? a.nrect : cap);
+    void (*kernel)(qargs) = g.C == 16 ? (a.bf16 ? block_quantize_kernel<16, 1> : block_quantize_kernel<16, 0>)
+                                      : (a.bf16 ? block_quantize_kernel<32, 1> : block_quantize_kernel<32, 0>);
+
+    /* The tensor amax (over the stored operand: after the RHT when there is one), unless given. */
+    int needs_amax = s->kind == FPSIM_KIND_NVFP4 || (s->kind == FPSIM_KIND_FP8_TENSOR && s->mode != FPSIM_TENSOR_DELAYED);
+    if (o.global_amax_given) {
         a.use_given = 1;
         a.gamax_given = o.global_amax;
-    } else if (needs_amax) {
-        /* NVFP4's tensor amax follows the block NaN policy of the chain (TE: fmaxf ignores NaN). */
-        if ((st = fpsim_gpu_amax_dev(out->amax_bits, x, a.bf16, rows * cols, s->nan, cs)) != FPSIM_OK) return st;
+    } else if (needs_amax || force_amax) {
+        if (a.rht) {
+            FPSIM_CUDA_TRY(cudaMemsetAsync(out->amax_bits, 0, sizeof(uint32_t), cs));
+            qargs am = a;
+            am.amax_only = 1;
+            am.amax_out = out->amax_bits;
+            kernel<<<blocks, threads, 0, cs>>>(am);
+            FPSIM_CUDA_LAUNCHED("block_quantize_kernel (amax)");
+        } else if ((st = fpsim_gpu_amax_dev(out->amax_bits, x, a.bf16, rows * cols, s->nan, cs)) != FPSIM_OK) {
+            return st;
+        }
         a.gamax = out->amax_bits;
-    } else if (s->kind == FPSIM_KIND_FP8_TENSOR) {
-        a.use_given = 1; /* delayed, fresh state: scale 1.0 whatever the amax */
-        a.gamax_given = 0.f;
     }
     if (a.want_cublas) {
         if (out->cublas_codes) FPSIM_CUDA_TRY(cudaMemsetAsync(out->cublas_codes, 0, g.cublas_rows * g.cublas_cols, cs));
         if (out->cublas_f32) FPSIM_CUDA_TRY(cudaMemsetAsync(out->cublas_f32, 0, g.cublas_rows * g.cublas_cols * 4, cs));
     }
-    unsigned threads = (unsigned)(g.RC * g.CC);
-    size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (threads > 256 ? 4 : 8);
-    unsigned blocks = (unsigned)(a.nrect < cap ? a.nrect : cap);
-    if (g.C == 16) {
-        if (a.bf16)
-            block_quantize_kernel<16, 1><<<blocks, threads, 0, cs>>>(a);
-        else
-            block_quantize_kernel<16, 0><<<blocks, threads, 0, cs>>>(a);
-    } else {
-        if (a.bf16)
-            block_quantize_kernel<32, 1><<<blocks, threads, 0, cs>>>(a);
-        else
-            block_quantize_kernel<32, 0><<<blocks, threads, 0, cs>>>(a);
-    }
+    kernel<<<blocks, threads, 0, cs>>>(a);
     FPSIM_CUDA_LAUNCHED("block_quantize_kernel");
     return FPSIM_OK;
+}
+
+extern "C" fpsim_status fpsim_gpu_block_quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, const void *x,
+                                                     int x_is_bf16, size_t rows, size_t cols, const fpsim_qopts *opt,
+                                                     void *cuda_stream)
+{
+    return quantize_dev(out, s, x, x_is_bf16, rows, cols, opt, cuda_stream, 0);
 }
 
 namespace {
@@ -606,7 +713,7 @@ fpsim_status quantize_host(fpsim_qtensor *out, const fpsim_scheme *s, const void
     void *dx = NULL;
     st = fpsim_gpu_alloc(&dx, in_bytes);
     if (st == FPSIM_OK) st = fpsim_gpu_copy(dx, x, in_bytes, 0);
-    if (st == FPSIM_OK) st = fpsim_gpu_block_quantize_dev(&b, s, dx, bf16, rows, cols, &o, NULL);
+    if (st == FPSIM_OK) st = quantize_dev(&b, s, dx, bf16, rows, cols, &o, NULL, 1);
     if (st == FPSIM_OK) st = fpsim_gpu_sync();
     /* Fill the host tensor in the CPU's layout. */
     float tv[4] = {0, 0, 0, 0};

@@ -36,8 +36,9 @@ static void usage(FILE *out)
             "                     shape (M, ceil(K/128)) = VEC128 (1x128) or (ceil(M/128), ceil(K/128)) =\n"
             "                     BLK128x128; block scales need both operands blocked and promote=128\n"
             "  --scale-b S        likewise for B (N instead of M)\n"
-            "  --fold ORDER       how block scales fold a promoted chain into fp32: fma (default),\n"
-            "                     mul-add, mul-mul-add, mul-fma (see docs/gemm.md for what was measured)\n"
+            "  --fold ORDER       how block scales fold a promoted chain into fp32: auto (default: what\n"
+            "                     cuBLASLt 13.1 does on the H200, measured: mulb-fma for VEC128 x VEC128,\n"
+            "                     fma with a BLK128x128 operand), fma, mul-add, mul-mul-add, mula-fma, mulb-fma\n"
             "  --threads N        CPU threads (default: FPSIM_THREADS or all cores); bits do not depend on it\n"
             "  --device cpu|gpu   gpu: run cuBLASLt on the H200 instead (hopper-qgmma:fast = FAST_ACCUM 1,\n"
             "                     hopper-qgmma[:promote=128] = FAST_ACCUM 0, hopper-hgmma = bf16 GEMM)\n"
@@ -222,7 +223,8 @@ int cmd_gemm(int argc, char **argv)
     if (fold_name) {
         int f = fpsim_fold_find(fold_name);
         if (f < 0) {
-            fpsim_cli_error(CMD, "unknown fold order '%s'; valid: fma, mul-add, mul-mul-add, mul-fma", fold_name);
+            fpsim_cli_error(CMD, "unknown fold order '%s'; valid: auto, fma, mul-add, mul-mul-add, mula-fma, mulb-fma",
+                            fold_name);
             return FPSIM_EXIT_USAGE;
         }
         acc.fold = (fpsim_fold)f;

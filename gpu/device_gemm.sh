@@ -75,8 +75,30 @@ run() {
     fi
 }
 
+# Raw cuBLASLt outputs for offline model fitting (inputs made here into $B/probe by
+# experiments/accum-vs-k/... see docs/gemm.md "How the open questions were settled").
+probe() {
+    mkdir -p "$OUT"
+    export LD_LIBRARY_PATH=$CUDA/lib64:${LD_LIBRARY_PATH:-}
+    local P=$B/probe G="$B/fpsim-gemm gemm --device gpu"
+    {
+        for K in 256 384 1024; do
+            $G --a $P/A$K.npy --b $P/B$K.npy --accum hopper-qgmma --scale-a $P/SA$K.npy --scale-b $P/SB$K.npy \
+                --out "$OUT/C_vv$K.npy"
+        done
+        $G --a $P/A256.npy --b $P/B256.npy --accum hopper-qgmma --scale-a $P/SA256.npy --scale-b $P/ONES256.npy \
+            --out "$OUT/C_vv256_sbone.npy"
+        $G --a $P/A256.npy --b $P/B256.npy --accum hopper-qgmma --scale-a $P/ONES256.npy --scale-b $P/SB256.npy \
+            --out "$OUT/C_vv256_saone.npy"
+        $G --a $P/Abf.npy --b $P/Bbf.npy --accum hopper-hgmma --out "$OUT/C_bf16_4096.npy"
+        $G --a $P/A8k.npy --b $P/B8k.npy --accum hopper-qgmma:fast --scale-a 0.5 --scale-b 2 --out "$OUT/C_fast8192.npy"
+    } > "$OUT/probe.log" 2>&1
+    cat "$OUT/probe.log"
+}
+
 case "${1:-}" in
 build) build ;;
 run) run ;;
-*) echo "usage: gpu/device_gemm.sh build|run" >&2; exit 2 ;;
+probe) probe ;;
+*) echo "usage: gpu/device_gemm.sh build|run|probe" >&2; exit 2 ;;
 esac

@@ -27,8 +27,11 @@
  * first, then one fp32 multiply. The fp64 model applies the scales exactly and rounds once.
  *
  * Block-scaled operands (cuBLASLt VEC128_32F: one fp32 per 1x128 along K; BLK128x128_32F: one
- * per 128x128 tile) fold each promoted chain into the fp32 accumulator with its block scales;
- * the order of that fold is a parameter (fpsim_fold) until measured on the H200 (docs/gemm.md).
+ * per 128x128 tile) fold each promoted chain into the fp32 accumulator with its block scales,
+ * in the order cuBLASLt uses (measured on the H200, see fpsim_fold); other orders selectable.
+ *
+ * Split-K (",splitk=S"): what cuBLASLt's heuristic picks for small outputs with long K (seen:
+ * 128x128x4096 bf16 and 64x64x8192 FP8 fast, 3 splits, reduction scheme COMPUTE_TYPE).
  *
  * Everything here is deterministic: each output element is computed by one thread from its own
  * row of A and row of B in a fixed order, so any thread count gives the same bits. */
@@ -54,14 +57,17 @@ typedef enum fpsim_accum_kind {
     FPSIM_ACCUM_MMA_SYNC_FP8
 } fpsim_accum_kind;
 
-/* How a promoted chain result r (fp32, 14 significant bits) and the block scales sa, sb enter
- * the fp32 accumulator acc in block-scaled GEMMs. Each is one plausible compiled form of
- * `acc += sa * sb * r`; which one cuBLASLt uses is measured by `fpsim verify gemm`. */
+/* How a promoted chain result r (fp32, 14 significant bits) and the block scales sa (A's) and sb
+ * (B's) enter the fp32 accumulator acc in block-scaled GEMMs. Each is one compiled form of
+ * `acc += sa * sb * r`. Measured with cuBLASLt 13.1 on the H200 (docs/gemm.md): VEC128 x VEC128
+ * uses MULB_FMA; VEC128 x BLK128x128 and BLK128x128 x VEC128 use FMA, each 100% bit-exact. */
 typedef enum fpsim_fold {
-    FPSIM_FOLD_FMA = 0,       /* s = fp32(sa*sb); acc = fma(r, s, acc)          (one FFMA) */
-    FPSIM_FOLD_MUL_ADD,       /* s = fp32(sa*sb); acc = acc + fp32(r*s)         (FMUL, FADD) */
+    FPSIM_FOLD_AUTO = 0,      /* what cuBLASLt does for the pair of scale modes (measured, above) */
+    FPSIM_FOLD_FMA,           /* s = fp32(sa*sb); acc = fma(r, s, acc)          (FMUL, FFMA) */
+    FPSIM_FOLD_MUL_ADD,       /* s = fp32(sa*sb); acc = acc + fp32(r*s)         (2 FMUL, FADD) */
     FPSIM_FOLD_MUL_MUL_ADD,   /* acc = acc + fp32(fp32(r*sa)*sb)                (2 FMUL, FADD) */
-    FPSIM_FOLD_MUL_FMA,       /* acc = fma(fp32(r*sa), sb, acc)                 (FMUL, FFMA) */
+    FPSIM_FOLD_MULA_FMA,      /* acc = fma(fp32(r*sa), sb, acc)                 (FMUL, FFMA) */
+    FPSIM_FOLD_MULB_FMA,      /* acc = fma(fp32(r*sb), sa, acc)                 (FMUL, FFMA) */
     FPSIM_FOLD_COUNT
 } fpsim_fold;
 
@@ -73,18 +79,21 @@ typedef struct fpsim_accum {
     int result_bits;  /* block result truncated to this many significant bits (14 or 24) */
     int promote;      /* K-elements per chain before promotion into fp32; 0 = never (fast) */
     fpsim_fold fold;  /* block-scaled fold order (used only with block scales) */
-    char name[48];    /* canonical name, e.g. "hopper-qgmma:promote=128" */
+    int splitk;       /* > 1: K cut into splitk chunks of ceil(K / (splitk*128)) * 128 elements, each
+                         reduced by the model from zero, the partial fp32 results summed in order
+                         (cuBLASLt split-K with reduction scheme COMPUTE_TYPE, measured) */
+    char name[64];    /* canonical name, e.g. "hopper-qgmma:promote=128" */
 } fpsim_accum;
 
-/* Parse a model name (see the list above; an optional ",fold=fma|mul-add|mul-mul-add|mul-fma"
- * suffix sets the block-scale fold order). Unknown names fail with FPSIM_ENAME and a message
- * listing the valid ones. */
+/* Parse a model name (see the list above), optionally followed by ",fold=ORDER" (auto, fma,
+ * mul-add, mul-mul-add, mula-fma, mulb-fma) and ",splitk=S". Unknown names fail with
+ * FPSIM_ENAME and a message listing the valid ones. */
 fpsim_status fpsim_accum_parse(fpsim_accum *out, const char *name);
 
 /* The valid model names, one line, for help and error messages. */
 const char *fpsim_accum_names(void);
 
-/* Name of a fold order ("fma", ...), and the inverse (-1 if unknown). */
+/* Name of a fold order ("auto", "fma", ...), and the inverse (-1 if unknown). */
 const char *fpsim_fold_name(fpsim_fold fold);
 int fpsim_fold_find(const char *name);
 
@@ -151,7 +160,7 @@ double fpsim_gemm_dot(const fpsim_accum *accum, const float *a, const float *b, 
 /* The per-tensor epilogue: fp32(acc * fp32(scale_a * scale_b)). */
 float fpsim_gemm_epilogue(float acc, float scale_a, float scale_b);
 
-/* Fold one promoted chain result r into acc with block scales sa, sb in order `fold`. */
+/* Fold one promoted chain result r into acc with block scales sa, sb in order `fold` (not AUTO). */
 float fpsim_gemm_fold(fpsim_fold fold, float acc, float r, float sa, float sb);
 
 #ifdef __cplusplus

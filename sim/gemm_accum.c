@@ -5,7 +5,8 @@
 
 #include "fpsim_gemm.h"
 
-static const char *const fold_names[FPSIM_FOLD_COUNT] = {"fma", "mul-add", "mul-mul-add", "mul-fma"};
+static const char *const fold_names[FPSIM_FOLD_COUNT] = {"auto", "fma", "mul-add", "mul-mul-add", "mula-fma",
+                                                          "mulb-fma"};
 
 const char *fpsim_fold_name(fpsim_fold fold)
 {
@@ -23,7 +24,8 @@ const char *fpsim_accum_names(void)
 {
     return "fp64, fp32, fp32:seq, hopper-qgmma:fast, hopper-qgmma:promote=N (N a multiple of 32; "
            "hopper-qgmma = promote=128), hopper-hgmma, mma-sync-fp8 "
-           "(optional ',fold=fma|mul-add|mul-mul-add|mul-fma' for block scales)";
+           "(options: ',fold=auto|fma|mul-add|mul-mul-add|mula-fma|mulb-fma' for block scales, "
+           "',splitk=S' for cuBLASLt split-K)";
 }
 
 /* Set the block rule of a tensor-core model (gpu-numerics.md 3.2, Khattak & Mikaitis' H100/H200
@@ -41,22 +43,35 @@ fpsim_status fpsim_accum_parse(fpsim_accum *out, const char *name)
     if (!out || !name) return fpsim_fail(FPSIM_EINVAL, "accumulation model: NULL argument");
     fpsim_accum a;
     memset(&a, 0, sizeof a);
-    a.fold = FPSIM_FOLD_FMA;
+    a.fold = FPSIM_FOLD_AUTO;
 
-    /* Split off ",fold=X". */
+    /* Split off ",fold=X" and ",splitk=S" (in any order). */
     char base[64];
     size_t len = strlen(name);
     if (len == 0 || len >= sizeof base)
         return fpsim_fail(FPSIM_ENAME, "unknown accumulation model '%s'; valid: %s", name, fpsim_accum_names());
     memcpy(base, name, len + 1);
+    int has_fold = 0;
+    a.splitk = 1;
     char *comma = strchr(base, ',');
-    if (comma) {
-        *comma = '\0';
-        const char *opt = comma + 1;
-        if (strncmp(opt, "fold=", 5) != 0 || fpsim_fold_find(opt + 5) < 0)
-            return fpsim_fail(FPSIM_ENAME, "unknown option '%s' in accumulation model '%s'; valid: fold=fma, "
-                              "fold=mul-add, fold=mul-mul-add, fold=mul-fma", opt, name);
-        a.fold = (fpsim_fold)fpsim_fold_find(opt + 5);
+    if (comma) *comma = '\0';
+    for (char *opt = comma ? comma + 1 : NULL; opt;) {
+        char *next = strchr(opt, ',');
+        if (next) *next++ = '\0';
+        if (!strncmp(opt, "fold=", 5) && fpsim_fold_find(opt + 5) >= 0) {
+            a.fold = (fpsim_fold)fpsim_fold_find(opt + 5);
+            has_fold = 1;
+        } else if (!strncmp(opt, "splitk=", 7)) {
+            char *end = NULL;
+            long n = strtol(opt + 7, &end, 10);
+            if (end == opt + 7 || *end || n < 1 || n > 1024)
+                return fpsim_fail(FPSIM_EINVAL, "accumulation model '%s': splitk=S needs S in 1..1024", name);
+            a.splitk = (int)n;
+        } else {
+            return fpsim_fail(FPSIM_ENAME, "unknown option '%s' in accumulation model '%s'; valid: fold=auto|fma|"
+                              "mul-add|mul-mul-add|mula-fma|mulb-fma, splitk=S", opt, name);
+        }
+        opt = next;
     }
 
     if (!strcmp(base, "fp64")) {
@@ -98,8 +113,10 @@ fpsim_status fpsim_accum_parse(fpsim_accum *out, const char *name)
                             : a.kind == FPSIM_ACCUM_HOPPER_HGMMA ? "hopper-hgmma"
                             : a.kind == FPSIM_ACCUM_MMA_SYNC_FP8 ? "mma-sync-fp8"
                                                                  : NULL;
-    char fold_suffix[24] = "";
-    if (comma) snprintf(fold_suffix, sizeof fold_suffix, ",fold=%s", fold_names[a.fold]);
+    char fold_suffix[40] = "";
+    if (has_fold) snprintf(fold_suffix, sizeof fold_suffix, ",fold=%s", fold_names[a.fold]);
+    if (a.splitk > 1)
+        snprintf(fold_suffix + strlen(fold_suffix), sizeof fold_suffix - strlen(fold_suffix), ",splitk=%d", a.splitk);
     if (kind_name)
         snprintf(a.name, sizeof a.name, "%s%s", kind_name, fold_suffix);
     else if (a.promote == 0)

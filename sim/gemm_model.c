@@ -227,8 +227,8 @@ float fpsim_gemm_chain_terms(const fpsim_accum *acc, float c, const fpsim_gemm_t
     return c;
 }
 
-float fpsim_gemm_dot_terms(const fpsim_accum *acc, const fpsim_gemm_term *a, const fpsim_gemm_term *b, size_t K,
-                           int mbits_sum)
+static float dot_terms_unsplit(const fpsim_accum *acc, const fpsim_gemm_term *a, const fpsim_gemm_term *b, size_t K,
+                               int mbits_sum)
 {
     if (acc->kind != FPSIM_ACCUM_HOPPER_QGMMA || acc->promote == 0)
         return fpsim_gemm_chain_terms(acc, 0.0f, a, b, K, mbits_sum);
@@ -239,6 +239,29 @@ float fpsim_gemm_dot_terms(const fpsim_accum *acc, const fpsim_gemm_term *a, con
         size_t n = K - k0 < (size_t)acc->promote ? K - k0 : (size_t)acc->promote;
         float chain = fpsim_gemm_chain_terms(acc, 0.0f, a + k0, b + k0, n, mbits_sum);
         total = total + chain;
+    }
+    return total;
+}
+
+size_t fpsim_gemm_splitk_chunk(size_t K, int splitk)
+{
+    /* cuBLASLt split-K on sm_90 (measured, cuBLASLt 13.1): chunks of ceil(K / (S*128)) * 128. */
+    size_t unit = (size_t)splitk * 128;
+    return (K + unit - 1) / unit * 128;
+}
+
+float fpsim_gemm_dot_terms(const fpsim_accum *acc, const fpsim_gemm_term *a, const fpsim_gemm_term *b, size_t K,
+                           int mbits_sum)
+{
+    if (acc->splitk <= 1) return dot_terms_unsplit(acc, a, b, K, mbits_sum);
+    /* Split-K: each chunk reduced from zero, the fp32 partials summed in chunk order
+     * ((p0 + p1) + p2 ..., reduction scheme COMPUTE_TYPE). */
+    size_t chunk = fpsim_gemm_splitk_chunk(K, acc->splitk);
+    float total = 0.0f;
+    for (size_t k0 = 0; k0 < K; k0 += chunk) {
+        size_t n = K - k0 < chunk ? K - k0 : chunk;
+        float part = dot_terms_unsplit(acc, a + k0, b + k0, n, mbits_sum);
+        total = total + part;
     }
     return total;
 }
@@ -260,6 +283,18 @@ float fpsim_gemm_dot_fp32_seq(const float *a, const float *b, size_t K)
         s = s + p;
     }
     return s;
+}
+
+float fpsim_gemm_dot_fp32_seq_split(const float *a, const float *b, size_t K, int splitk)
+{
+    if (splitk <= 1) return fpsim_gemm_dot_fp32_seq(a, b, K);
+    size_t chunk = fpsim_gemm_splitk_chunk(K, splitk);
+    float total = 0.0f;
+    for (size_t k0 = 0; k0 < K; k0 += chunk) {
+        float part = fpsim_gemm_dot_fp32_seq(a + k0, b + k0, K - k0 < chunk ? K - k0 : chunk);
+        total = total + part;
+    }
+    return total;
 }
 
 /* ---- Public scalar API ---- */
@@ -301,7 +336,7 @@ double fpsim_gemm_dot(const fpsim_accum *accum, const float *a, const float *b, 
     switch (accum->kind) {
     case FPSIM_ACCUM_FP64: return fpsim_gemm_dot_fp64(a, b, K);
     case FPSIM_ACCUM_FP32_BLAS: /* a single dot: sequential, as sdot's reference order */
-    case FPSIM_ACCUM_FP32_SEQ: return fpsim_gemm_dot_fp32_seq(a, b, K);
+    case FPSIM_ACCUM_FP32_SEQ: return fpsim_gemm_dot_fp32_seq_split(a, b, K, accum->splitk);
     default: break;
     }
     fpsim_gemm_fmt fa, fb;
@@ -328,7 +363,7 @@ float fpsim_gemm_fold(fpsim_fold fold, float acc, float r, float sa, float sb)
 {
     float s, t;
     switch (fold) {
-    case FPSIM_FOLD_FMA:
+    case FPSIM_FOLD_FMA: /* cuBLASLt 13.1 with a BLK128x128 operand on sm_90 (measured) */
         s = sa * sb;
         return fmaf(r, s, acc);
     case FPSIM_FOLD_MUL_ADD:
@@ -339,9 +374,12 @@ float fpsim_gemm_fold(fpsim_fold fold, float acc, float r, float sa, float sb)
         t = r * sa;
         t = t * sb;
         return acc + t;
-    case FPSIM_FOLD_MUL_FMA:
+    case FPSIM_FOLD_MULA_FMA:
         t = r * sa;
         return fmaf(t, sb, acc);
+    case FPSIM_FOLD_MULB_FMA: /* cuBLASLt 13.1 VEC128 x VEC128 on sm_90 (measured) */
+        t = r * sb;
+        return fmaf(t, sa, acc);
     default: return f32_from_bits(0x7FFFFFFFu);
     }
 }

@@ -43,5 +43,8 @@ float fpsim_gemm_dot_terms(const fpsim_accum *acc, const fpsim_gemm_term *a, con
                            int mbits_sum);
 double fpsim_gemm_dot_fp64(const float *a, const float *b, size_t K);
 float fpsim_gemm_dot_fp32_seq(const float *a, const float *b, size_t K);
+float fpsim_gemm_dot_fp32_seq_split(const float *a, const float *b, size_t K, int splitk);
+/* Elements per split-K chunk (cuBLASLt sm_90: ceil(K / (splitk*128)) * 128). */
+size_t fpsim_gemm_splitk_chunk(size_t K, int splitk);
 
 #endif

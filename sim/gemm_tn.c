@@ -44,7 +44,8 @@ static float element_per_tensor(const gemm_job *j, size_t i, size_t n)
         return (float)(fpsim_gemm_dot_fp64(a, b, j->K) * s);
     }
     case FPSIM_ACCUM_FP32_SEQ:
-        return fpsim_gemm_epilogue(fpsim_gemm_dot_fp32_seq(a, b, j->K), j->scale_a, j->scale_b);
+        return fpsim_gemm_epilogue(fpsim_gemm_dot_fp32_seq_split(a, b, j->K, j->acc->splitk), j->scale_a,
+                                   j->scale_b);
     case FPSIM_ACCUM_FP32_BLAS: /* computed by sgemm before; only the epilogue here */
         return fpsim_gemm_epilogue(j->C[i * j->N + n], j->scale_a, j->scale_b);
     default: {
@@ -63,6 +64,9 @@ static float element_block_scaled(const gemm_job *j, size_t i, size_t n)
     const float *sa = j->sa->data + (i / (size_t)j->sa->rows_per_block) * L;
     const float *sb = j->sb->data + (n / (size_t)j->sb->rows_per_block) * L;
     const float *a = j->A + i * j->K, *b = j->B + n * j->K;
+    fpsim_fold fold = j->acc->fold;
+    if (fold == FPSIM_FOLD_AUTO) /* cuBLASLt 13.1 on sm_90, measured: see fpsim_fold */
+        fold = j->sa->rows_per_block == 1 && j->sb->rows_per_block == 1 ? FPSIM_FOLD_MULB_FMA : FPSIM_FOLD_FMA;
     double exact = 0.0;
     float acc = 0.0f;
     for (size_t kb = 0; kb < L; kb++) {
@@ -74,12 +78,12 @@ static float element_block_scaled(const gemm_job *j, size_t i, size_t n)
             break;
         case FPSIM_ACCUM_FP32_SEQ:
         case FPSIM_ACCUM_FP32_BLAS:
-            acc = fpsim_gemm_fold(j->acc->fold, acc, fpsim_gemm_dot_fp32_seq(a + k0, b + k0, len), sa[kb], sb[kb]);
+            acc = fpsim_gemm_fold(fold, acc, fpsim_gemm_dot_fp32_seq(a + k0, b + k0, len), sa[kb], sb[kb]);
             break;
         default: {
             float r = fpsim_gemm_chain_terms(j->acc, 0.0f, j->ta + i * j->K + k0, j->tb + n * j->K + k0, len,
                                              j->mbits_sum);
-            acc = fpsim_gemm_fold(j->acc->fold, acc, r, sa[kb], sb[kb]);
+            acc = fpsim_gemm_fold(fold, acc, r, sa[kb], sb[kb]);
         }
         }
     }
@@ -129,6 +133,9 @@ static fpsim_status gemm_run(float *C, const float *A, const float *B, size_t M,
     if (acc->kind == FPSIM_ACCUM_HOPPER_HGMMA && !(is_half(fa) && fa == fb))
         return fpsim_fail(FPSIM_EINVAL, "gemm: model %s takes bf16 or f16 inputs (both the same)", acc->name);
     if (!sa != !sb) return fpsim_fail(FPSIM_EINVAL, "gemm: block scales for one operand only");
+    if (acc->splitk > 1 && (acc->kind == FPSIM_ACCUM_FP32_BLAS || sa))
+        return fpsim_fail(FPSIM_EINVAL, "gemm: splitk applies to per-tensor GEMMs of the tensor-core models and "
+                          "fp32:seq (model %s)", acc->name);
     if (sa) {
         if (!sa->data || !sb->data || (sa->rows_per_block != 1 && sa->rows_per_block != 128) ||
             (sb->rows_per_block != 1 && sb->rows_per_block != 128))

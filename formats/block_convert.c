@@ -56,6 +56,73 @@ void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s)
     fc->sign_shift = (uint32_t)s->bits - 1u;
 }
 
+/* x86-64: an AVX2 clone beside the SSE2 one, picked at load time. Integer ops and single IEEE
+ * adds/multiplies give the same bits on both (no FMA: -ffp-contract=off). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define FPSIM_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define FPSIM_CLONES
+#endif
+
+FPSIM_CLONES
+uint32_t fpsim_block_amax_bits(const float *restrict x, size_t n, int *saw_nan)
+{
+    /* |x| of non-NaN floats orders like its bits; NaN bits are above 0x7F800000 */
+    uint32_t m = 0, nan = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t ab = f2u(x[i]) & 0x7FFFFFFFu;
+        const uint32_t isnan_ = ab > 0x7F800000u;
+        nan |= isnan_;
+        const uint32_t v = isnan_ ? 0u : ab;
+        m = v > m ? v : m;
+    }
+    *saw_nan |= (int)nan;
+    return m;
+}
+
+/* The vector loop: codes of n elements of one block with a finite nonzero factor f. */
+static inline uint32_t fast_block(uint8_t *restrict codes, const float *restrict x, size_t n, float f,
+                                  const fpsim_block_fast *fc, uint32_t satbits, uint32_t *slow)
+{
+    const uint32_t m = fc->mbits, ebmin = fc->ebmin, maxbits = fc->maxbits, sh = fc->sign_shift;
+    const uint32_t minnorm = ebmin << 23;
+    /* subnormal codes: r + D is exact for r < 2^emin with D = 2^(emin - mbits + 23), and its bits
+     * are bits(D) + r / 2^(emin - mbits) (no float-to-int conversion, so the loop if-converts) */
+    const float d = u2f((ebmin + 23u - m) << 23);
+    const uint32_t dbits = f2u(d);
+    uint32_t sl = 0, nsat = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float y = x[i] * f;
+        const uint32_t b = f2u(y);
+        const uint32_t ab = b & 0x7FFFFFFFu;
+        const float a = u2f(ab < maxbits ? ab : maxbits); /* NaN, Inf, > max: fixed up after */
+        const uint32_t eb = (ab >> 23) > ebmin ? (ab >> 23) : ebmin;
+        const float c = u2f((eb + 23u - m) << 23);
+        const float r = (a + c) - c;
+        const uint32_t rb = f2u(r);
+        const uint32_t normal = (rb >> (23u - m)) - ((ebmin - 1u) << m);
+        const uint32_t sub = f2u(r + d) - dbits;
+        const uint32_t code = (rb >= minnorm ? normal : sub) | ((b >> 31) << sh);
+        codes[i] = (uint8_t)code;
+        sl |= (uint32_t)(ab > maxbits);
+        nsat += (uint32_t)(((f2u(x[i]) & 0x7FFFFFFFu) < 0x7F800000u) & (ab > satbits) &
+                           (ab <= 0x7F800000u));
+    }
+    *slow |= sl;
+    return nsat;
+}
+
+/* Elements whose scaled value is NaN, Inf or above max: the core decides (overflow policy). */
+static void fix_block(uint8_t *codes, const float *x, size_t n, float f, const fpsim_block_fast *fc)
+{
+    for (size_t i = 0; i < n; i++) {
+        const float y = x[i] * f;
+        if ((f2u(y) & 0x7FFFFFFFu) > fc->maxbits)
+            codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, 0);
+    }
+}
+
+FPSIM_CLONES
 uint64_t fpsim_block_fast_run(uint8_t *restrict codes, const float *restrict x, size_t n, float f,
                               const fpsim_block_fast *fc, float satmax)
 {
@@ -69,36 +136,30 @@ uint64_t fpsim_block_fast_run(uint8_t *restrict codes, const float *restrict x, 
         }
         return sat;
     }
-    const uint32_t m = fc->mbits, ebmin = fc->ebmin, maxbits = fc->maxbits, sh = fc->sign_shift;
-    const uint32_t minnorm = ebmin << 23, satbits = f2u(satmax);
-    /* subnormal codes: r + D is exact for r < 2^emin with D = 2^(emin - mbits + 23), and its bits
-     * are bits(D) + r / 2^(emin - mbits) (no float-to-int conversion, so the loop if-converts) */
-    const float d = u2f((ebmin + 23u - m) << 23);
-    const uint32_t dbits = f2u(d);
-    uint32_t slow = 0, nsat = 0;
-    for (size_t i = 0; i < n; i++) {
-        const float y = x[i] * f;
-        const uint32_t b = f2u(y);
-        const uint32_t ab = b & 0x7FFFFFFFu;
-        const float a = u2f(ab < maxbits ? ab : maxbits); /* NaN, Inf, > max: fixed up below */
-        const uint32_t eb = (ab >> 23) > ebmin ? (ab >> 23) : ebmin;
-        const float c = u2f((eb + 23u - m) << 23);
-        const float r = (a + c) - c;
-        const uint32_t rb = f2u(r);
-        const uint32_t normal = (rb >> (23u - m)) - ((ebmin - 1u) << m);
-        const uint32_t sub = f2u(r + d) - dbits;
-        const uint32_t code = (rb >= minnorm ? normal : sub) | ((b >> 31) << sh);
-        codes[i] = (uint8_t)code;
-        slow |= (uint32_t)(ab > maxbits);
-        nsat += (uint32_t)(((f2u(x[i]) & 0x7FFFFFFFu) < 0x7F800000u) & (ab > satbits) &
-                           (ab <= 0x7F800000u));
-    }
-    sat = nsat;
+    uint32_t slow = 0;
+    sat = fast_block(codes, x, n, f, fc, f2u(satmax), &slow);
     if (slow)
-        for (size_t i = 0; i < n; i++) {
-            const float y = x[i] * f;
-            if ((f2u(y) & 0x7FFFFFFFu) > maxbits)
-                codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, 0);
+        fix_block(codes, x, n, f, fc);
+    return sat;
+}
+
+FPSIM_CLONES
+uint64_t fpsim_block_fast_row(uint8_t *restrict codes, const float *restrict x, size_t n, size_t bs,
+                              const float *restrict fs, const fpsim_block_fast *fc, float satmax)
+{
+    uint64_t sat = 0;
+    const uint32_t satbits = f2u(satmax);
+    for (size_t c0 = 0; c0 < n; c0 += bs) {
+        const size_t m = c0 + bs < n ? bs : n - c0;
+        const float f = fs[c0 / bs];
+        if (!fc->ok) {
+            sat += fpsim_block_fast_run(codes + c0, x + c0, m, f, fc, satmax);
+            continue;
         }
+        uint32_t slow = 0;
+        sat += fast_block(codes + c0, x + c0, m, f, fc, satbits, &slow);
+        if (slow)
+            fix_block(codes + c0, x + c0, m, f, fc);
+    }
     return sat;
 }

@@ -94,19 +94,66 @@ static void block_scale(const fpsim_block_plan *p, float amax, float *mult, floa
 static float tile_amax(const float *src, size_t stride, size_t r0, size_t r1, size_t c0, size_t c1,
                        int nan_policy)
 {
-    float m = 0.0f;
+    uint32_t m = 0;
     int saw_nan = 0;
-    for (size_t r = r0; r < r1; r++)
-        for (size_t c = c0; c < c1; c++) {
-            float a = fabsf(src[r * stride + c]);
-            saw_nan |= isnan(a);
-            m = a > m ? a : m;
+    for (size_t r = r0; r < r1; r++) {
+        uint32_t v = fpsim_block_amax_bits(src + r * stride + c0, c1 - c0, &saw_nan);
+        m = v > m ? v : m;
+    }
+    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
+}
+
+/* 1x128 blocks: one row, one vector pass over chunks of blocks with finite nonzero multipliers. */
+static void fp8_row(const fpsim_block_plan *p, size_t r)
+{
+    enum { NB = 64 };
+    const fpsim_scheme *s = &p->s;
+    fpsim_qtensor *o = p->out;
+    const size_t tc = s->tile_cols;
+    const float *xr = p->src + r * p->qcols;
+    uint8_t *cr = o->codes + r * o->code_stride;
+    float fs[NB];
+    uint64_t sat = 0, zero = 0;
+    for (size_t b0 = 0; b0 < o->scols; b0 += NB) {
+        const size_t nb = b0 + NB < o->scols ? NB : o->scols - b0;
+        const size_t c0 = b0 * tc, c1 = (b0 + nb) * tc < p->qcols ? (b0 + nb) * tc : p->qcols;
+        int all_fast = 1;
+        for (size_t k = 0; k < nb; k++) {
+            const size_t a0 = c0 + k * tc, a1 = a0 + tc < p->qcols ? a0 + tc : p->qcols;
+            int saw_nan = 0;
+            uint32_t m = fpsim_block_amax_bits(xr + a0, a1 - a0, &saw_nan);
+            float amax = (saw_nan && s->nan == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
+            float sinv;
+            block_scale(p, amax, &fs[k], &sinv);
+            all_fast &= isfinite(fs[k]) && fs[k] != 0.0f;
+            zero += amax == 0.0f;
+            o->scale_inv[r * o->scols + b0 + k] = sinv;
         }
-    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : m;
+        if (all_fast) {
+            sat += fpsim_block_fast_row(cr + c0, xr + c0, c1 - c0, tc, fs, &p->fast, p->elem_max);
+        } else {
+            for (size_t i = c0; i < c1; i++) {
+                float y = mul_torch(xr[i], fs[(i - c0) / tc]);
+                sat += isfinite(xr[i]) && fabsf(y) > p->elem_max;
+                cr[i] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
+            }
+        }
+        if (p->dq) {
+            float *d = p->dq + r * p->qcols;
+            for (size_t i = c0; i < c1; i++)
+                d[i] = p->elem_lut[cr[i]] * o->scale_inv[r * o->scols + i / tc];
+        }
+    }
+    p->group_sat[r] = sat;
+    p->group_zero[r] = zero;
 }
 
 void fpsim_block_fp8_group(const fpsim_block_plan *p, size_t g)
 {
+    if (p->s.kind == FPSIM_KIND_FP8_BLOCK && p->s.tile_rows == 1) {
+        fp8_row(p, g);
+        return;
+    }
     const fpsim_scheme *s = &p->s;
     fpsim_qtensor *o = p->out;
     const int tensor = s->kind == FPSIM_KIND_FP8_TENSOR;

@@ -266,19 +266,15 @@ float fpsim_mx_scale_element(float x, uint8_t e, float amax, const fpsim_scheme 
 /* amax of one block under the NaN policy: propagate gives NaN if any element is NaN
  * (torch.amax); ignore skips NaN like CUDA fmaxf starting from 0 (an all-NaN block has amax 0). */
 static float block_amax(const float *src, size_t stride, size_t r0, size_t r1, size_t c0, size_t c1,
-                        int nan_policy)
+                       int nan_policy)
 {
-    float m = 0.0f;
+    uint32_t m = 0;
     int saw_nan = 0;
     for (size_t r = r0; r < r1; r++) {
-        const float *row = src + r * stride;
-        for (size_t c = c0; c < c1; c++) {
-            float a = fabsf(row[c]);
-            saw_nan |= isnan(a);
-            m = a > m ? a : m; /* false for NaN: skipped */
-        }
+        uint32_t v = fpsim_block_amax_bits(src + r * stride + c0, c1 - c0, &saw_nan);
+        m = v > m ? v : m;
     }
-    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : m;
+    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
 }
 
 /* The factor f with element = x * f for code e, when it is finite and nonzero (then a plain
@@ -306,8 +302,71 @@ static float mx_fast_factor(uint8_t e, const fpsim_scheme *s)
     }
 }
 
+/* 1x32 blocks: one row, the blocks of a chunk quantized by one vector pass when every block's
+ * factor is fast (the common case), else block by block. */
+static void mx_row(const fpsim_block_plan *p, size_t r)
+{
+    enum { NB = 64 };
+    const fpsim_scheme *s = &p->s;
+    fpsim_qtensor *o = p->out;
+    const size_t tc = s->tile_cols;
+    const int fp4 = s->elem == FPSIM_E2M1;
+    const float *xr = p->src + r * p->qcols;
+    uint8_t tmp[NB * 32];
+    float fs[NB], am[NB];
+    uint64_t sat = 0, zero = 0;
+    memset(o->codes + r * o->code_stride, 0, o->code_stride);
+    for (size_t b0 = 0; b0 < o->scols; b0 += NB) {
+        const size_t nb = b0 + NB < o->scols ? NB : o->scols - b0;
+        const size_t c0 = b0 * tc, c1 = (b0 + nb) * tc < p->qcols ? (b0 + nb) * tc : p->qcols;
+        int all_fast = 1;
+        for (size_t k = 0; k < nb; k++) {
+            const size_t a0 = c0 + k * tc, a1 = a0 + tc < p->qcols ? a0 + tc : p->qcols;
+            int saw_nan = 0;
+            uint32_t m = fpsim_block_amax_bits(xr + a0, a1 - a0, &saw_nan);
+            am[k] = (saw_nan && s->nan == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
+            const uint8_t e = fpsim_mx_scale_code(am[k], s);
+            fs[k] = mx_fast_factor(e, s);
+            all_fast &= fs[k] != 0.0f;
+            zero += am[k] == 0.0f;
+            o->scale_codes[r * o->scols + b0 + k] = e;
+            o->scale_inv[r * o->scols + b0 + k] = fpsim_e8m0_value(e);
+        }
+        if (all_fast) {
+            sat += fpsim_block_fast_row(tmp, xr + c0, c1 - c0, tc, fs, &p->fast, p->elem_max);
+        } else {
+            for (size_t k = 0; k < nb; k++) {
+                const size_t a0 = c0 + k * tc, a1 = a0 + tc < p->qcols ? a0 + tc : p->qcols;
+                const uint8_t e = o->scale_codes[r * o->scols + b0 + k];
+                if (fs[k] != 0.0f) {
+                    sat += fpsim_block_fast_run(tmp + (a0 - c0), xr + a0, a1 - a0, fs[k], &p->fast,
+                                                p->elem_max);
+                    continue;
+                }
+                for (size_t i = a0; i < a1; i++) {
+                    float y = fpsim_mx_scale_element(xr[i], e, am[k], s);
+                    sat += isfinite(xr[i]) && fabsf(y) > p->elem_max;
+                    tmp[i - c0] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
+                }
+            }
+        }
+        fpsim_block_store_run(o, r, c0, tmp, c1 - c0, fp4);
+        if (p->dq) {
+            float *d = p->dq + r * p->qcols;
+            for (size_t i = c0; i < c1; i++)
+                d[i] = p->elem_lut[tmp[i - c0]] * o->scale_inv[r * o->scols + i / tc];
+        }
+    }
+    p->group_sat[r] = sat;
+    p->group_zero[r] = zero;
+}
+
 void fpsim_block_mx_group(const fpsim_block_plan *p, size_t g)
 {
+    if (p->s.tile_rows == 1) {
+        mx_row(p, g);
+        return;
+    }
     const fpsim_scheme *s = &p->s;
     fpsim_qtensor *o = p->out;
     const size_t tr = s->tile_rows, tc = s->tile_cols;

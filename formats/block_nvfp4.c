@@ -87,15 +87,13 @@ void fpsim_rht16(float y[16], const float x[16])
 static float tile_amax(const float *src, size_t stride, size_t r0, size_t r1, size_t c0, size_t c1,
                        int nan_policy)
 {
-    float m = 0.0f;
+    uint32_t m = 0;
     int saw_nan = 0;
-    for (size_t r = r0; r < r1; r++)
-        for (size_t c = c0; c < c1; c++) {
-            float a = fabsf(src[r * stride + c]);
-            saw_nan |= isnan(a);
-            m = a > m ? a : m;
-        }
-    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : m;
+    for (size_t r = r0; r < r1; r++) {
+        uint32_t v = fpsim_block_amax_bits(src + r * stride + c0, c1 - c0, &saw_nan);
+        m = v > m ? v : m;
+    }
+    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
 }
 
 /* torch CPU NaN propagation (see block_mx.c): a * b returns b's NaN first, a / b a's. */
@@ -139,15 +137,95 @@ static inline float clampf(float v, float lo, float hi)
     return isnan(v) ? v : (v < lo ? lo : (v > hi ? hi : v));
 }
 
+/* The chain's block scale: E4M3 code, its value, and the element multiplier. */
+static void nvfp4_block_scale(const fpsim_block_plan *p, float amax, uint32_t *scode, float *sf,
+                              float *enc)
+{
+    const fpsim_scheme *s = &p->s;
+    const int cuda = s->chain == FPSIM_NVFP4_TORCHAO_CUDA;
+    if (s->chain == FPSIM_NVFP4_TE) {
+        const float sixth = 1.0f / 6.0f; /* fp32(1/6) = 0x3E2AAAAB */
+        float d = fminf(amax * (p->s_enc * sixth), FLT_MAX);
+        *scode = fpsim_round_f32(f2u(d), &p->scale8, 0);
+        *sf = u2f(fpsim_decode_f32(*scode, &p->scale8));
+        *enc = fminf(1.0f / (*sf * p->s_dec), FLT_MAX);
+    } else if (s->gscale) {
+        float bs = div_scalar(amax, 6.0f, cuda);
+        float sb = clampf(div_torch(bs, p->pts), 0x1p-6f, 448.0f);
+        *scode = fpsim_round_f32(f2u(sb), &p->scale8, 0);
+        *sf = e4m3_to_f32_torch(*scode, &p->scale8);
+        *enc = div_torch(p->pts_rcp, *sf);
+    } else {
+        float bs = clampf(div_scalar(amax, 6.0f, cuda), 0x1p-6f, 448.0f);
+        *scode = fpsim_round_f32(f2u(bs), &p->scale8, 0);
+        *sf = e4m3_to_f32_torch(*scode, &p->scale8);
+        *enc = div_torch(1.0f, *sf);
+    }
+}
+
+/* 1x16 blocks without SR: one row, one vector pass per chunk of blocks when every multiplier is
+ * finite and nonzero (always under the TE chain). */
+static void nvfp4_row(const fpsim_block_plan *p, size_t r)
+{
+    enum { NB = 128 };
+    const fpsim_scheme *s = &p->s;
+    fpsim_qtensor *o = p->out;
+    const size_t tc = s->tile_cols;
+    const float *xr = p->src + r * p->qcols;
+    const float gdec = s->chain == FPSIM_NVFP4_TE ? p->s_dec : (s->gscale ? p->pts : 1.0f);
+    uint8_t tmp[NB * 16];
+    float fs[NB];
+    uint64_t sat = 0, zero = 0;
+    memset(o->codes + r * o->code_stride, 0, o->code_stride);
+    for (size_t b0 = 0; b0 < o->scols; b0 += NB) {
+        const size_t nb = b0 + NB < o->scols ? NB : o->scols - b0;
+        const size_t c0 = b0 * tc, c1 = (b0 + nb) * tc < p->qcols ? (b0 + nb) * tc : p->qcols;
+        int all_fast = 1;
+        for (size_t k = 0; k < nb; k++) {
+            const size_t a0 = c0 + k * tc, a1 = a0 + tc < p->qcols ? a0 + tc : p->qcols;
+            int saw_nan = 0;
+            uint32_t m = fpsim_block_amax_bits(xr + a0, a1 - a0, &saw_nan);
+            float amax = (saw_nan && s->nan == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
+            uint32_t scode;
+            float sf;
+            nvfp4_block_scale(p, amax, &scode, &sf, &fs[k]);
+            all_fast &= isfinite(fs[k]) && fs[k] != 0.0f;
+            zero += amax == 0.0f;
+            o->scale_codes[r * o->scols + b0 + k] = (uint8_t)scode;
+            o->scale_inv[r * o->scols + b0 + k] = sf;
+        }
+        if (all_fast) {
+            sat += fpsim_block_fast_row(tmp, xr + c0, c1 - c0, tc, fs, &p->fast, 6.0f);
+        } else {
+            for (size_t i = c0; i < c1; i++) {
+                const float enc = fs[(i - c0) / tc];
+                float y = clampf(mul_torch(xr[i], enc), -6.0f, 6.0f);
+                sat += isfinite(xr[i]) && fabsf(mul_torch(xr[i], enc)) > 6.0f;
+                tmp[i - c0] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
+            }
+        }
+        fpsim_block_store_run(o, r, c0, tmp, c1 - c0, 1);
+        if (p->dq) {
+            float *d = p->dq + r * p->qcols;
+            for (size_t i = c0; i < c1; i++)
+                d[i] = (p->elem_lut[tmp[i - c0]] * o->scale_inv[r * o->scols + i / tc]) * gdec;
+        }
+    }
+    p->group_sat[r] = sat;
+    p->group_zero[r] = zero;
+}
+
 void fpsim_block_nvfp4_group(const fpsim_block_plan *p, size_t g)
 {
+    if (p->s.tile_rows == 1 && !p->s.sr) {
+        nvfp4_row(p, g);
+        return;
+    }
     const fpsim_scheme *s = &p->s;
     fpsim_qtensor *o = p->out;
     const size_t tr = s->tile_rows, tc = s->tile_cols;
     const size_t r0 = g * tr, r1 = r0 + tr < p->qrows ? r0 + tr : p->qrows;
-    const int te = s->chain == FPSIM_NVFP4_TE, cuda = s->chain == FPSIM_NVFP4_TORCHAO_CUDA;
-    const float sixth = 1.0f / 6.0f; /* fp32(1/6) = 0x3E2AAAAB */
-    const float te_mul = p->s_enc * sixth;
+    const int te = s->chain == FPSIM_NVFP4_TE;
     uint8_t tmp[16];
     uint64_t sat = 0, zero = 0;
     for (size_t r = r0; r < r1; r++)
@@ -158,23 +236,7 @@ void fpsim_block_nvfp4_group(const fpsim_block_plan *p, size_t g)
         uint32_t scode;
         float sf, enc;
         zero += amax == 0.0f;
-        if (te) {
-            float d = fminf(amax * te_mul, FLT_MAX);
-            scode = fpsim_round_f32(f2u(d), &p->scale8, 0);
-            sf = u2f(fpsim_decode_f32(scode, &p->scale8));
-            enc = fminf(1.0f / (sf * p->s_dec), FLT_MAX);
-        } else if (s->gscale) {
-            float bs = div_scalar(amax, 6.0f, cuda);
-            float sb = clampf(div_torch(bs, p->pts), 0x1p-6f, 448.0f);
-            scode = fpsim_round_f32(f2u(sb), &p->scale8, 0);
-            sf = e4m3_to_f32_torch(scode, &p->scale8);
-            enc = div_torch(p->pts_rcp, sf);
-        } else {
-            float bs = clampf(div_scalar(amax, 6.0f, cuda), 0x1p-6f, 448.0f);
-            scode = fpsim_round_f32(f2u(bs), &p->scale8, 0);
-            sf = e4m3_to_f32_torch(scode, &p->scale8);
-            enc = div_torch(1.0f, sf);
-        }
+        nvfp4_block_scale(p, amax, &scode, &sf, &enc);
         o->scale_codes[g * o->scols + b] = (uint8_t)scode;
         o->scale_inv[g * o->scols + b] = sf;
         const float gdec = te ? p->s_dec : (s->gscale ? p->pts : 1.0f);

@@ -125,14 +125,9 @@ static fpsim_status make_plan_specs(fpsim_block_plan *p)
 /* Whole-tensor amax under the NaN policy (max is order-independent; NaN handled explicitly). */
 static float tensor_amax(const float *x, size_t n, int nan_policy)
 {
-    float m = 0.0f;
     int saw_nan = 0;
-    for (size_t i = 0; i < n; i++) {
-        float a = fabsf(x[i]);
-        saw_nan |= isnan(a);
-        m = a > m ? a : m;
-    }
-    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : m;
+    uint32_t m = fpsim_block_amax_bits(x, n, &saw_nan);
+    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
 }
 
 /* torchao float8 amax_to_scale: fp32(max / clamp(amax_f64, 1e-12)), optional

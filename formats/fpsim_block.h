@@ -276,6 +276,12 @@ void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s);
  * |x * f| > satmax (clipped). */
 uint64_t fpsim_block_fast_run(uint8_t *restrict codes, const float *restrict x, size_t n, float f,
                               const fpsim_block_fast *fc, float satmax);
+/* The same over a row of n elements in blocks of bs, block b scaled by fs[b] (each finite and
+ * nonzero). */
+uint64_t fpsim_block_fast_row(uint8_t *restrict codes, const float *restrict x, size_t n, size_t bs,
+                              const float *restrict fs, const fpsim_block_fast *fc, float satmax);
+/* Bits of max |x| over the non-NaN elements of a run (0 if none); *saw_nan |= any NaN. */
+uint32_t fpsim_block_amax_bits(const float *restrict x, size_t n, int *saw_nan);
 typedef struct fpsim_block_plan {
     fpsim_scheme s;
     fpsim_spec elem;      /* element conversion (nearest) */
@@ -319,10 +325,16 @@ static inline void fpsim_block_store_run(fpsim_qtensor *o, size_t r, size_t c0, 
         memcpy(row + c0, codes, n);
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        size_t j = c0 + i;
-        row[j >> 1] |= (uint8_t)((codes[i] & 0xFu) << ((j & 1u) * 4u));
+    size_t i = 0;
+    if (c0 & 1u) { /* odd start: high nibble of the shared byte */
+        row[c0 >> 1] |= (uint8_t)((codes[0] & 0xFu) << 4);
+        i = 1;
     }
+    uint8_t *dst = row + ((c0 + i) >> 1);
+    for (size_t k = 0; i + 1 < n; i += 2, k++)
+        dst[k] = (uint8_t)((codes[i] & 0xFu) | ((codes[i + 1] & 0xFu) << 4));
+    if (i < n)
+        row[(c0 + i) >> 1] |= (uint8_t)(codes[i] & 0xFu);
 }
 /* Float value of every code of an 8-bit-or-smaller format (dequantization table). */
 static inline void fpsim_block_decode_table(float lut[256], const fpsim_spec *s)

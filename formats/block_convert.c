@@ -80,9 +80,10 @@ uint32_t fpsim_block_amax_bits(const float *restrict x, size_t n, int *saw_nan)
     return m;
 }
 
-/* The vector loop: codes of n elements of one block with a finite nonzero factor f. */
-static inline uint32_t fast_block(uint8_t *restrict codes, const float *restrict x, size_t n, float f,
-                                  const fpsim_block_fast *fc, uint32_t satbits, uint32_t *slow)
+/* The vector loop: codes of n elements, element i scaled by fv[i] (finite, nonzero). */
+static inline uint32_t fast_loop(uint8_t *restrict codes, const float *restrict x,
+                                 const float *restrict fv, size_t n, const fpsim_block_fast *fc,
+                                 uint32_t satbits, uint32_t *slow)
 {
     const uint32_t m = fc->mbits, ebmin = fc->ebmin, maxbits = fc->maxbits, sh = fc->sign_shift;
     const uint32_t minnorm = ebmin << 23;
@@ -92,7 +93,7 @@ static inline uint32_t fast_block(uint8_t *restrict codes, const float *restrict
     const uint32_t dbits = f2u(d);
     uint32_t sl = 0, nsat = 0;
     for (size_t i = 0; i < n; i++) {
-        const float y = x[i] * f;
+        const float y = x[i] * fv[i];
         const uint32_t b = f2u(y);
         const uint32_t ab = b & 0x7FFFFFFFu;
         const float a = u2f(ab < maxbits ? ab : maxbits); /* NaN, Inf, > max: fixed up after */
@@ -110,6 +111,30 @@ static inline uint32_t fast_block(uint8_t *restrict codes, const float *restrict
     }
     *slow |= sl;
     return nsat;
+}
+
+/* Chunks of up to FV elements with their factors expanded, one long vector loop each. */
+enum { FV = 1024 };
+
+static uint64_t fast_expand(uint8_t *restrict codes, const float *restrict x, size_t n, size_t bs,
+                            const float *restrict fs, const fpsim_block_fast *fc, uint32_t satbits,
+                            uint32_t *slow)
+{
+    float fv[FV];
+    uint64_t sat = 0;
+    for (size_t c0 = 0; c0 < n; c0 += FV) {
+        const size_t len = c0 + FV < n ? FV : n - c0;
+        size_t b = c0 / bs, off = c0 % bs;
+        for (size_t i = 0; i < len; b++, off = 0) {
+            const size_t take = bs - off < len - i ? bs - off : len - i;
+            const float f = fs[b];
+            for (size_t k = 0; k < take; k++)
+                fv[i + k] = f;
+            i += take;
+        }
+        sat += fast_loop(codes + c0, x + c0, fv, len, fc, satbits, slow);
+    }
+    return sat;
 }
 
 /* Elements whose scaled value is NaN, Inf or above max: the core decides (overflow policy). */
@@ -137,7 +162,7 @@ uint64_t fpsim_block_fast_run(uint8_t *restrict codes, const float *restrict x, 
         return sat;
     }
     uint32_t slow = 0;
-    sat = fast_block(codes, x, n, f, fc, f2u(satmax), &slow);
+    sat = fast_expand(codes, x, n, n, &f, fc, f2u(satmax), &slow);
     if (slow)
         fix_block(codes, x, n, f, fc);
     return sat;
@@ -147,19 +172,59 @@ FPSIM_CLONES
 uint64_t fpsim_block_fast_row(uint8_t *restrict codes, const float *restrict x, size_t n, size_t bs,
                               const float *restrict fs, const fpsim_block_fast *fc, float satmax)
 {
-    uint64_t sat = 0;
-    const uint32_t satbits = f2u(satmax);
-    for (size_t c0 = 0; c0 < n; c0 += bs) {
-        const size_t m = c0 + bs < n ? bs : n - c0;
-        const float f = fs[c0 / bs];
-        if (!fc->ok) {
-            sat += fpsim_block_fast_run(codes + c0, x + c0, m, f, fc, satmax);
-            continue;
-        }
-        uint32_t slow = 0;
-        sat += fast_block(codes + c0, x + c0, m, f, fc, satbits, &slow);
-        if (slow)
-            fix_block(codes + c0, x + c0, m, f, fc);
+    if (!fc->ok) {
+        uint64_t sat = 0;
+        for (size_t c0 = 0; c0 < n; c0 += bs)
+            sat += fpsim_block_fast_run(codes + c0, x + c0, c0 + bs < n ? bs : n - c0, fs[c0 / bs], fc,
+                                        satmax);
+        return sat;
     }
+    uint32_t slow = 0;
+    uint64_t sat = fast_expand(codes, x, n, bs, fs, fc, f2u(satmax), &slow);
+    if (slow)
+        for (size_t b = 0; b * bs < n; b++)
+            fix_block(codes + b * bs, x + b * bs, (b + 1) * bs <= n ? bs : n - b * bs, fs[b], fc);
     return sat;
+}
+
+static inline void amax_row_bs(const float *restrict x, size_t n, const size_t BS, uint32_t *restrict m,
+                               uint8_t *restrict nan)
+{
+    /* NaN lanes are replaced by 0 before a float max of non-negative non-NaN values, which orders
+     * exactly like their bits (maxps on SSE2, no unsigned integer max needed) */
+    for (size_t b = 0; b * BS < n; b++) {
+        const size_t len = (b + 1) * BS <= n ? BS : n - b * BS;
+        const float *xb = x + b * BS;
+        float mm = 0.0f;
+        uint32_t nn = 0;
+        if (len == BS) {
+            for (size_t i = 0; i < BS; i++) {
+                const uint32_t ab = f2u(xb[i]) & 0x7FFFFFFFu;
+                nn |= (uint32_t)(ab > 0x7F800000u);
+                const float v = u2f(ab > 0x7F800000u ? 0u : ab);
+                mm = v > mm ? v : mm;
+            }
+        } else {
+            for (size_t i = 0; i < len; i++) {
+                const uint32_t ab = f2u(xb[i]) & 0x7FFFFFFFu;
+                nn |= (uint32_t)(ab > 0x7F800000u);
+                const float v = u2f(ab > 0x7F800000u ? 0u : ab);
+                mm = v > mm ? v : mm;
+            }
+        }
+        m[b] = f2u(mm);
+        nan[b] = (uint8_t)(nn != 0);
+    }
+}
+
+FPSIM_CLONES
+void fpsim_block_amax_row(const float *restrict x, size_t n, size_t bs, uint32_t *restrict m,
+                          uint8_t *restrict nan)
+{
+    switch (bs) {
+    case 16: amax_row_bs(x, n, 16, m, nan); break;
+    case 32: amax_row_bs(x, n, 32, m, nan); break;
+    case 128: amax_row_bs(x, n, 128, m, nan); break;
+    default: amax_row_bs(x, n, bs, m, nan); break;
+    }
 }

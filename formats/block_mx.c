@@ -320,10 +320,12 @@ static void mx_row(const fpsim_block_plan *p, size_t r)
         const size_t nb = b0 + NB < o->scols ? NB : o->scols - b0;
         const size_t c0 = b0 * tc, c1 = (b0 + nb) * tc < p->qcols ? (b0 + nb) * tc : p->qcols;
         int all_fast = 1;
+        uint32_t mb[NB];
+        uint8_t nanb[NB];
+        fpsim_block_amax_row(xr + c0, c1 - c0, tc, mb, nanb);
         for (size_t k = 0; k < nb; k++) {
-            const size_t a0 = c0 + k * tc, a1 = a0 + tc < p->qcols ? a0 + tc : p->qcols;
-            int saw_nan = 0;
-            uint32_t m = fpsim_block_amax_bits(xr + a0, a1 - a0, &saw_nan);
+            const int saw_nan = nanb[k];
+            const uint32_t m = mb[k];
             am[k] = (saw_nan && s->nan == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
             const uint8_t e = fpsim_mx_scale_code(am[k], s);
             fs[k] = mx_fast_factor(e, s);

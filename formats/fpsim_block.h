@@ -280,6 +280,10 @@ uint64_t fpsim_block_fast_run(uint8_t *restrict codes, const float *restrict x, 
  * nonzero). */
 uint64_t fpsim_block_fast_row(uint8_t *restrict codes, const float *restrict x, size_t n, size_t bs,
                               const float *restrict fs, const fpsim_block_fast *fc, float satmax);
+/* Per block of bs along a row of n: m[b] = bits of max |x| over non-NaN elements, nan[b] = 1 if
+ * the block holds a NaN. */
+void fpsim_block_amax_row(const float *restrict x, size_t n, size_t bs, uint32_t *restrict m,
+                          uint8_t *restrict nan);
 /* Bits of max |x| over the non-NaN elements of a run (0 if none); *saw_nan |= any NaN. */
 uint32_t fpsim_block_amax_bits(const float *restrict x, size_t n, int *saw_nan);
 typedef struct fpsim_block_plan {

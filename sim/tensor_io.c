@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fpsim_h5.h"
+#include "fpsim_npy.h"
 
 fpsim_status fpsim_tensor_dtype_parse(fpsim_tensor_dtype *out, const char *name)
 {
@@ -182,11 +183,66 @@ static fpsim_status read_hdf5(fpsim_tensor2d *out, const fpsim_tensor_source *sr
 
 /* ---- .npy ---- */
 
+/* dtype: the user's --dtype (NULL if not given): "bf16" admits 2-byte data as bfloat16 bits. */
 static fpsim_status read_npy(fpsim_tensor2d *out, const char *path, const fpsim_tensor_dtype *dtype)
 {
-    (void)out;
-    (void)dtype;
-    return fpsim_fail(FPSIM_EUNSUPPORTED, "'%s': .npy input is not available in this build yet", path);
+    fpsim_npy_info info;
+    void *data = NULL;
+    fpsim_status st = fpsim_npy_load(path, &info, &data);
+    /* An element type the npy reader does not know is, for a tensor input, a wrong dtype. */
+    if (st == FPSIM_EUNSUPPORTED) st = FPSIM_EFORMAT;
+    if (st) return st;
+    const char *descr = fpsim_npy_dtype_descr(info.dtype);
+    if (info.ndim != 2) {
+        free(data);
+        return fpsim_fail(FPSIM_ESHAPE, "'%s' holds a %d-D array; a 2-D tensor is needed", path, info.ndim);
+    }
+    size_t rows = info.shape[0], cols = info.shape[1], bytes;
+    if ((st = byte_count(&bytes, rows, cols, 1, path))) {
+        free(data);
+        return st;
+    }
+    int want_bf16 = dtype && *dtype == FPSIM_TENSOR_BF16;
+    switch (info.dtype) {
+    case FPSIM_NPY_F32:
+    case FPSIM_NPY_F64:
+        if (want_bf16) {
+            free(data);
+            return fpsim_fail(FPSIM_EINVAL, "--dtype bf16, but '%s' holds '%s' data", path, descr);
+        }
+        out->dtype = FPSIM_TENSOR_F32;
+        if (info.dtype == FPSIM_NPY_F64) {
+            out->f32 = f64_to_f32(data, rows * cols);
+            free(data);
+            if (!out->f32) return fpsim_fail(FPSIM_ENOMEM, "out of memory for a %zux%zu tensor", rows, cols);
+            strcpy(out->source_dtype, "f64");
+            out->rounded = 1;
+        } else {
+            out->f32 = data;
+            strcpy(out->source_dtype, "f32");
+        }
+        break;
+    case FPSIM_NPY_V2:
+    case FPSIM_NPY_U16:
+        if (!want_bf16) {
+            free(data);
+            return fpsim_fail(FPSIM_EFORMAT,
+                              "'%s' holds 2-byte '%s' data; if it is bfloat16 (ml_dtypes saves it as '<V2') pass --dtype bf16",
+                              path, descr);
+        }
+        out->dtype = FPSIM_TENSOR_BF16;
+        out->bf16 = data;
+        strcpy(out->source_dtype, "bf16");
+        break;
+    default:
+        free(data);
+        return fpsim_fail(FPSIM_EFORMAT, "'%s' has dtype '%s'; fpsim reads float32 ('<f4'), float64 ('<f8') or bfloat16",
+                          path, descr);
+    }
+    out->rows = rows;
+    out->cols = cols;
+    strcpy(out->format, "npy");
+    return FPSIM_OK;
 }
 
 /* ---- dispatch ---- */

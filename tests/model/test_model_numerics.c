@@ -9,7 +9,10 @@
  *  3. The fp64 engine gives identical bits when run twice, and on 1 and 2 OpenBLAS threads (so
  *     does fp32).
  *  4. The fp32 engine is close to fp64 (relative 1e-5) and differs from it (it really rounds);
- *     the fp32 accumulate flag gives fl32(C + product). */
+ *     the fp32 accumulate flag gives fl32(C + product).
+ *  5. Decode-style attention: fpsim_attention_row fed one query at a time from a separate KV
+ *     cache (another layout and stride) gives the full-sequence block's attention output bit for
+ *     bit, so a later one-token-at-a-time engine can reuse it. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -326,8 +329,56 @@ static int check_engines(void) {
     return test_summary(&tc);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* 5. decode-style attention from a KV cache                                                   */
+
+static void check_decode_attention(void) {
+    static test_counter tc = TEST_COUNTER_INIT("attention row from a KV cache");
+    fpsim_model m = make("layers=1,d=64,heads=4,kv_heads=2,ffn=64,vocab=32,seq=24,batch=2,init_std=0.2");
+    const fpsim_model_config *c = &m.config;
+    size_t N = fpsim_model_tokens(c), C = (size_t)c->d, T = (size_t)c->seq;
+    size_t QKV = (size_t)fpsim_model_qkv_dim(c), hd = (size_t)fpsim_model_head_dim(c);
+    fpsim_block_cache k;
+    fpsim_block_cache_create(&k, c);
+    double *in = malloc(8 * N * C), *out = malloc(8 * N * C);
+    uint64_t s = 5;
+    for (size_t i = 0; i < N * C; i++) in[i] = (double)(test_splitmix64(&s) >> 11) * 0x1p-52 - 1;
+    fpsim_numerics nx = fpsim_numerics_fp64();
+    TEST_CHECK(&tc, fpsim_block_forward(&m, &nx, 0, in, out, &k) == FPSIM_OK, "%s",
+               fpsim_last_error());
+    /* cache[kv head][pos] = k (hd) then v (hd): a layout unlike the qkv rows */
+    double *cache = malloc(8 * (size_t)c->kv_heads * T * 2 * hd);
+    double *o = malloc(8 * hd), *p = malloc(8 * T);
+    size_t differ = 0;
+    for (int b = 0; b < c->batch; b++) {
+        for (size_t t = 0; t < T; t++) { /* append position t to the cache, then query it */
+            const double *row = k.qkvr + ((size_t)b * T + t) * QKV;
+            for (int g = 0; g < c->kv_heads; g++) {
+                double *slot = cache + ((size_t)g * T + t) * 2 * hd;
+                memcpy(slot, row + (size_t)(c->heads + g) * hd, 8 * hd);
+                memcpy(slot + hd, row + (size_t)(c->heads + c->kv_heads + g) * hd, 8 * hd);
+            }
+            for (int h = 0; h < c->heads; h++) {
+                size_t g = (size_t)(h / (c->heads / c->kv_heads));
+                const double *kv = cache + g * T * 2 * hd;
+                fpsim_attention_row(o, p, row + (size_t)h * hd, kv, kv + hd, 2 * hd, (int)t,
+                                    (int)hd, FPSIM_ACT_FP64);
+                differ += memcmp(o, k.atty + ((size_t)b * T + t) * C + (size_t)h * hd, 8 * hd) != 0;
+            }
+        }
+    }
+    test_count(&tc, (uint64_t)c->batch * T * c->heads);
+    if (differ) test_fail(&tc, "%zu decode rows differ from the full-sequence attention", differ);
+    free(in), free(out), free(cache), free(o), free(p);
+    fpsim_block_cache_free(&k);
+    fpsim_model_free(&m);
+    test_summary(&tc);
+    if (tc.failures) exit(1);
+}
+
 int main(void) {
     check_scalar_rounding();
     check_convention();
+    check_decode_attention();
     return check_engines();
 }

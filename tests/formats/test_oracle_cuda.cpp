@@ -16,7 +16,7 @@
 #if !defined(FPSIM_TEST_CUDA_HEADERS)
 int main()
 {
-    std::printf("skipped: CUDA 13 headers (cuda_fp8.hpp, ...) not found; configure with "
+    printf("skipped: CUDA 13 headers (cuda_fp8.hpp, ...) not found; configure with "
                 "-DFPSIM_CUDA_INCLUDE=/path/to/cuda/include\n");
     return TEST_SKIP;
 }

@@ -29,8 +29,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: fpsim replay [--recipe R]... [--steps N] [--model SPEC] [--seed S]\n"
             "                    [--out results.h5] [--threads T] [--quiet] [--bias-variance]\n"
-            "                    [--bv-seeds K] [--bv-tokens N] [--no-local] [--no-plots]\n"
-            "                    [--plots DIR] [--format png|svg]\n\n"
+            "                    [--bv-seeds K] [--bv-tokens N] [--pretrain N] [--no-local]\n"
+            "                    [--no-plots] [--plots DIR] [--format png|svg]\n\n"
             "Runs the FP64 reference and each recipe for N optimizer steps from the same initial\n"
             "state and data (the built-in synthetic task), and measures per layer, GEMM site,\n"
             "pass and operand role: relative L2 error, max abs error, cosine, SQNR, bias, the\n"
@@ -50,11 +50,14 @@ static void usage(FILE *out)
             "                   RNE and stochastic rounding (E4M3, NVFP4, NVFP4+RHT)\n"
             "  --bv-seeds K     SR seeds per case in the sweep (default 16)\n"
             "  --bv-tokens N    largest N of the sweep (default 65536)\n"
+            "  --pretrain N     FP32 training steps on the task before step 0 (default %d), so that\n"
+            "                   the replay starts from a trained state rather than random init\n"
             "  --no-local       skip the local view (halves the recipe GEMM work)\n"
             "  --no-plots       do not run `fpsim plot` at the end\n"
             "  --plots DIR      plot directory (default plots)\n"
             "  --format F       plot format, png (default) or svg\n"
-            "  --quiet          no notes, no progress bar, no table\n");
+            "  --quiet          no notes, no progress bar, no table\n",
+            FPSIM_REPLAY_PRETRAIN);
 }
 
 typedef struct replay_cli {
@@ -160,6 +163,11 @@ int cmd_replay(int argc, char **argv)
             if (k < 0) return 2;
             if (fpsim_cli_parse_int(v, "--steps", 1, 100000, &n)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
             cfg.steps = (int)n;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--pretrain", &v))) {
+            long n;
+            if (k < 0) return 2;
+            if (fpsim_cli_parse_int(v, "--pretrain", 0, 100000, &n)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            cfg.pretrain_steps = (int)n;
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--model", &v))) {
             if (k < 0) return 2;
             model_spec = v;

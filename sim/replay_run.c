@@ -302,6 +302,17 @@ static fpsim_status run_local(replay_state *s, fpsim_recipe_engine *e)
     return FPSIM_OK;
 }
 
+/* The loss of the last forward as the mean of its per-token losses, summed in double: the
+ * model's scalar loss is itself rounded to the engine's activation precision (BF16 for most
+ * recipes: 8 bits), too coarse to show a recipe's loss difference. */
+static double token_mean_loss(const fpsim_acts *a)
+{
+    size_t n = fpsim_model_tokens(&a->config);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) sum += a->head.losses[i];
+    return a->head.count > 0 ? sum / a->head.count : 0.0;
+}
+
 static fpsim_status run_step(fpsim_replay *r, int step, int *done, int total)
 {
     replay_state *s = r->state;
@@ -317,7 +328,7 @@ static fpsim_status run_step(fpsim_replay *r, int step, int *done, int total)
                                   replay_record_point, s, &loss)))
         return st;
     if ((st = fpsim_model_backward(&s->ref, &refnx, &s->acts, replay_record_point, s))) return st;
-    r->ref_loss[step] = loss;
+    r->ref_loss[step] = token_mean_loss(&s->acts);
     if (cfg->progress) cfg->progress(cfg->progress_ctx, ++*done, total);
 
     /* 3. each recipe */
@@ -334,7 +345,7 @@ static fpsim_status run_step(fpsim_replay *r, int step, int *done, int total)
                                       replay_compare_point, s, &loss)))
             return st;
         if ((st = fpsim_model_backward(m, &nx, &s->acts, replay_compare_point, s))) return st;
-        res->loss[step] = loss;
+        res->loss[step] = token_mean_loss(&s->acts);
         if ((st = compare_tensors(r, &s->ref, &s->ref.grads, m, &m->grads,
                                   &res->grad[(size_t)step * (size_t)r->dims.tensors])))
             return st;

@@ -283,7 +283,9 @@ static int verify_gpu(uint64_t seed, int threads, int quick, const char *md_path
         fpsim_cli_error(CMD, "cannot write '%s'", md_path);
         return FPSIM_EXIT_USAGE;
     }
-    struct { size_t M, N, K; } shapes[] = {{128, 128, 256}, {256, 128, 2048}, {64, 96, 208}, {128, 128, 4096}};
+    /* 128x128x4096 (bf16) and 64x64x8192 (FP8 fast) are where cuBLASLt 13.1 picks split-K. */
+    struct { size_t M, N, K; } shapes[] = {{128, 128, 256}, {256, 128, 2048}, {64, 96, 208}, {128, 128, 4096},
+                                           {64, 64, 8192}};
     size_t nshapes = quick ? 2 : sizeof shapes / sizeof shapes[0];
     int failed = 0;
     printf("device: %s\n", desc);

@@ -19,6 +19,7 @@ import argparse
 import csv
 import datetime
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -59,16 +60,20 @@ def operands(kind, M, N, K, seed):
     return qa, qb, sa, sb
 
 
-def gemm(fpsim, tmp, qa, qb, sa, sb, model, device="cpu"):
+def gemm(fpsim, tmp, qa, qb, sa, sb, model, device="cpu", info=None):
     pa, pb, pc = (os.path.join(tmp, n) for n in ("A.npy", "B.npy", "C.npy"))
     np.save(pa, qa)
     np.save(pb, qb)
     cmd = [fpsim, "gemm", "--a", pa, "--b", pb, "--accum", model, "--in-format",
            "e4m3" if model not in ("fp32", "fp64") else "f32", "--scale-a", repr(float(sa)),
            "--scale-b", repr(float(sb)), "--out", pc, "--quiet"]
-    if device == "gpu":
-        cmd += ["--device", "gpu"]
-    subprocess.run(cmd, check=True)
+    if device == "gpu":  # keep the note naming the cuBLASLt algorithm (split-K changes the order)
+        cmd = [c for c in cmd if c != "--quiet"] + ["--device", "gpu"]
+        r = subprocess.run(cmd, check=True, capture_output=True, text=True)
+        if info is not None:
+            info["algo"] = r.stderr.strip().splitlines()[0] if r.stderr.strip() else ""
+    else:
+        subprocess.run(cmd, check=True)
     return np.load(pc)
 
 
@@ -88,15 +93,20 @@ def measure(args, fpsim, models, device):
                 qa, qb, sa, sb = operands(kind, args.m, args.n, K, args.seed)
                 ref = gemm(fpsim, tmp, qa, qb, sa, sb, "fp64")
                 for label, model in models:
-                    c = gemm(fpsim, tmp, qa, qb, sa, sb, model, device)
+                    info = {}
+                    c = gemm(fpsim, tmp, qa, qb, sa, sb, model, device, info)
                     fro, maxrel = errors(c, ref)
                     row = {"data": kind, "K": K, "model": label, "rel_fro": fro, "max_rel": maxrel}
                     if device == "gpu":  # the CPU model of the same configuration, bit for bit
-                        cpu = gemm(fpsim, tmp, qa, qb, sa, sb, model)
+                        split = re.search(r"splitK (\d+)", info.get("algo", ""))
+                        cpu_model = model + (f",splitk={split.group(1)}" if split and split.group(1) != "1" else "")
+                        cpu = gemm(fpsim, tmp, qa, qb, sa, sb, cpu_model)
                         row["bit_exact_vs_model"] = float(np.mean(cpu.view(np.uint32) == c.view(np.uint32)))
+                        row["cpu_model"] = cpu_model
                     rows.append(row)
                     print(f"{kind:9s} K={K:6d} {label:26s} rel_fro={fro:.3e} max_rel={maxrel:.3e}"
-                          + (f" bit-exact vs model {row['bit_exact_vs_model']:.4f}" if device == "gpu" else ""),
+                          + (f" bit-exact vs {row['cpu_model']} {row['bit_exact_vs_model']:.4f}"
+                             if device == "gpu" else ""),
                           flush=True)
     return rows
 
@@ -183,10 +193,10 @@ def main():
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["data", "K", "model", "rel_fro", "max_rel", "bit_exact_vs_model"])
+            w.writerow(["data", "K", "model", "rel_fro", "max_rel", "bit_exact_vs_model", "cpu_model"])
             for r in rows:
                 w.writerow([r["data"], r["K"], r["model"], f"{r['rel_fro']:.6e}", f"{r['max_rel']:.6e}",
-                            f"{r['bit_exact_vs_model']:.6f}"])
+                            f"{r['bit_exact_vs_model']:.6f}", r["cpu_model"]])
         print(f"wrote {path}")
         return
     rows = measure(args, fpsim, [(m, m) for m in CPU_MODELS], "cpu")

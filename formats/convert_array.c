@@ -22,7 +22,7 @@
 #define FPSIM_HOT
 #endif
 
-enum { TILE = 4096, GRAIN = 1 << 16 };
+enum { TILE = 2048, GRAIN = 1 << 16 };
 
 enum source { SRC_F32, SRC_F64, SRC_BF16, SRC_F16 };
 
@@ -44,60 +44,119 @@ static inline uint64_t load64(const unsigned char *p, size_t i)
 
 /* ---- random words ------------------------------------------------------------------------- */
 
-/* rb[(first & 3) + i] = fpsim_sr_word(seed, stream, first + i) for i < len: whole Philox blocks
- * are written, so rb needs room for len + 6 words. */
-FPSIM_HOT static void sr_fill(uint32_t *rb, uint64_t seed, uint32_t stream, uint64_t first, size_t len)
+/* Philox blocks g0 + k for k < groups: rb[4k + w] = word w of block g0 + k (counter
+ * {lo32(block), hi32(block), stream, 0}, key {lo32(seed), hi32(seed)}). */
+FPSIM_HOT static void philox_blocks_scalar(uint32_t *rb, uint64_t g0, size_t groups, uint64_t seed, uint32_t stream)
 {
-    const uint64_t g0 = first >> 2;
-    const size_t groups = ((size_t)(first & 3) + len + 3) / 4;
     const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
     for (size_t k = 0; k < groups; k++) {
         const uint64_t g = g0 + k;
         const uint32_t ctr[4] = {(uint32_t)g, (uint32_t)(g >> 32), stream, 0u};
-        uint32_t out[4];
-        fpsim_philox4x32_10(ctr, key, out);
-        rb[4 * k + 0] = out[0];
-        rb[4 * k + 1] = out[1];
-        rb[4 * k + 2] = out[2];
-        rb[4 * k + 3] = out[3];
+        fpsim_philox4x32_10(ctr, key, rb + 4 * k);
     }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(FPSIM_NO_CLONES)
+#include <immintrin.h>
+#define FPSIM_HAVE_PHILOX_AVX512 1
+
+/* 32x32 -> 64 products of all 16 lanes with a constant: vpmuludq on the even lanes and on the
+ * odd lanes moved down, then the high and low halves put back in lane order. (gcc's own
+ * vectorization of the scalar code uses the slow 64-bit vpmullq here.) */
+__attribute__((target("avx512f"))) static inline void mulhilo16(__m512i a, __m512i m, __m512i *hi, __m512i *lo)
+{
+    const __m512i even = _mm512_mul_epu32(a, m);
+    const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
+    *lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+    *hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
+}
+
+/* The same blocks, 16 at a time (the same Philox4x32-10 as fpsim_philox4x32_10: tested through
+ * the array conversions against the scalar definition). */
+__attribute__((target("avx512f"))) static void philox_blocks_avx512(uint32_t *rb, uint64_t g0, size_t groups,
+                                                                     uint64_t seed, uint32_t stream)
+{
+    const __m512i m0 = _mm512_set1_epi32((int)0xD2511F53u), m1 = _mm512_set1_epi32((int)0xCD9E8D57u);
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i one = _mm512_set1_epi32(1);
+    size_t k = 0;
+    for (; k + 16 <= groups; k += 16) {
+        const uint64_t g = g0 + k;
+        const __m512i base_lo = _mm512_set1_epi32((int)(uint32_t)g);
+        __m512i c0 = _mm512_add_epi32(base_lo, lane);
+        /* a carry into the high word when the low word wraps inside these 16 blocks */
+        const __mmask16 wrap = _mm512_cmplt_epu32_mask(c0, base_lo);
+        __m512i c1 = _mm512_mask_add_epi32(_mm512_set1_epi32((int)(uint32_t)(g >> 32)), wrap,
+                                           _mm512_set1_epi32((int)(uint32_t)(g >> 32)), one);
+        __m512i c2 = _mm512_set1_epi32((int)stream), c3 = _mm512_setzero_si512();
+        uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+        for (int round = 0; round < 10; round++) {
+            __m512i hi0, lo0, hi1, lo1;
+            mulhilo16(c0, m0, &hi0, &lo0);
+            mulhilo16(c2, m1, &hi1, &lo1);
+            c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32((int)k0));
+            c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32((int)k1));
+            c1 = lo1;
+            c3 = lo0;
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
+        }
+        /* 4x16 words -> 16 blocks of 4 consecutive words. */
+        const __m512i t0 = _mm512_unpacklo_epi32(c0, c1), t1 = _mm512_unpackhi_epi32(c0, c1);
+        const __m512i t2 = _mm512_unpacklo_epi32(c2, c3), t3 = _mm512_unpackhi_epi32(c2, c3);
+        const __m512i u0 = _mm512_unpacklo_epi64(t0, t2), u1 = _mm512_unpackhi_epi64(t0, t2);
+        const __m512i u2 = _mm512_unpacklo_epi64(t1, t3), u3 = _mm512_unpackhi_epi64(t1, t3);
+        const __m512i a = _mm512_shuffle_i32x4(u0, u1, 0x44), b = _mm512_shuffle_i32x4(u2, u3, 0x44);
+        const __m512i c = _mm512_shuffle_i32x4(u0, u1, 0xEE), d = _mm512_shuffle_i32x4(u2, u3, 0xEE);
+        _mm512_storeu_si512((void *)(rb + 4 * k), _mm512_shuffle_i32x4(a, b, 0x88));
+        _mm512_storeu_si512((void *)(rb + 4 * k + 16), _mm512_shuffle_i32x4(a, b, 0xDD));
+        _mm512_storeu_si512((void *)(rb + 4 * k + 32), _mm512_shuffle_i32x4(c, d, 0x88));
+        _mm512_storeu_si512((void *)(rb + 4 * k + 48), _mm512_shuffle_i32x4(c, d, 0xDD));
+    }
+    philox_blocks_scalar(rb + 4 * k, g0 + k, groups - k, seed, stream);
+}
+#endif
+
+/* rb[(first & 3) + i] = fpsim_sr_word(seed, stream, first + i) for i < len: whole Philox blocks
+ * are written, so rb needs room for len + 6 words. */
+static void sr_fill(uint32_t *rb, uint64_t seed, uint32_t stream, uint64_t first, size_t len)
+{
+    const size_t groups = ((size_t)(first & 3) + len + 3) / 4;
+#ifdef FPSIM_HAVE_PHILOX_AVX512
+    if (__builtin_cpu_supports("avx512f")) {
+        philox_blocks_avx512(rb, first >> 2, groups, seed, stream);
+        return;
+    }
+#endif
+    philox_blocks_scalar(rb, first >> 2, groups, seed, stream);
 }
 
 /* ---- rounding kernels ------------------------------------------------------------------- */
 
-/* One loop each; `mode` and `rare` are constants at every call site below, so after inlining
- * each call is a loop specialised to one rounding mode, with or without the rare rules. */
+/* Codes are computed into a tile of 32-bit words and narrowed to bytes or halfwords by a second
+ * loop: a loop that computed and narrowed at once would work on 64 elements per iteration
+ * (four 512-bit vectors for one of bytes) and spill its masks to the stack.
+ *
+ * One loop each; `mode` and `full` (fpsim_spec_full_rules) are constants at every call site
+ * below, so after inlining each call is a loop specialised to one rounding mode, with or without
+ * the rules that few policies use. */
 #define FPSIM_INLINE static inline __attribute__((always_inline))
 
-FPSIM_INLINE void loop_f32_u8(uint8_t *out, const unsigned char *x, size_t n, const fpsim_spec *s,
-                              const uint32_t *rb, uint32_t mode, uint32_t rare)
+FPSIM_INLINE void loop_f32(uint32_t *out, const unsigned char *x, size_t n, const fpsim_spec *s,
+                           const uint32_t *rb, uint32_t mode, uint32_t full)
 {
     for (size_t i = 0; i < n; i++)
-        out[i] = (uint8_t)fpsim_round_f32_mode(load32(x, i), s, mode == FPSIM_SR ? rb[i] : 0u, mode, rare);
+        out[i] = fpsim_round_f32_mode(load32(x, i), s, mode == FPSIM_SR ? rb[i] : 0u, mode, full);
 }
 
-FPSIM_INLINE void loop_f32_u16(uint16_t *out, const unsigned char *x, size_t n, const fpsim_spec *s,
-                               const uint32_t *rb, uint32_t mode, uint32_t rare)
+FPSIM_INLINE void loop_f64(uint32_t *out, const unsigned char *x, size_t n, const fpsim_spec *s,
+                           const uint32_t *rb, uint32_t mode, uint32_t full)
 {
     for (size_t i = 0; i < n; i++)
-        out[i] = (uint16_t)fpsim_round_f32_mode(load32(x, i), s, mode == FPSIM_SR ? rb[i] : 0u, mode, rare);
+        out[i] = fpsim_round_f64_once(load64(x, i), s, mode == FPSIM_SR ? rb[i] : 0u, mode, full);
 }
 
-FPSIM_INLINE void loop_f64_u8(uint8_t *out, const unsigned char *x, size_t n, const fpsim_spec *s,
-                              const uint32_t *rb, uint32_t mode, uint32_t rare)
-{
-    for (size_t i = 0; i < n; i++)
-        out[i] = (uint8_t)fpsim_round_f64_once(load64(x, i), s, mode == FPSIM_SR ? rb[i] : 0u, mode, rare);
-}
-
-FPSIM_INLINE void loop_f64_u16(uint16_t *out, const unsigned char *x, size_t n, const fpsim_spec *s,
-                               const uint32_t *rb, uint32_t mode, uint32_t rare)
-{
-    for (size_t i = 0; i < n; i++)
-        out[i] = (uint16_t)fpsim_round_f64_once(load64(x, i), s, mode == FPSIM_SR ? rb[i] : 0u, mode, rare);
-}
-
-/* The case list of a kernel: (mode, rare rules) -> its specialised loop. */
+/* The case list of a kernel: (mode, full rules) -> its specialised loop. */
 #define FPSIM_MODE_CASES(LOOP)                                                                   \
     case 2 * FPSIM_RNE: LOOP(out, x, n, &s, rb, FPSIM_RNE, 0); break;                            \
     case 2 * FPSIM_RNE + 1: LOOP(out, x, n, &s, rb, FPSIM_RNE, 1); break;                        \
@@ -112,36 +171,34 @@ FPSIM_INLINE void loop_f64_u16(uint16_t *out, const unsigned char *x, size_t n, 
     case 2 * FPSIM_SR: LOOP(out, x, n, &s, rb, FPSIM_SR, 0); break;                              \
     default: LOOP(out, x, n, &s, rb, FPSIM_SR, 1); break
 
-FPSIM_HOT static void round_f32_u8(uint8_t *out, const unsigned char *x, size_t n, const fpsim_spec *sp,
-                                   const uint32_t *rb)
+FPSIM_HOT static void round_f32(uint32_t *out, const unsigned char *x, size_t n, const fpsim_spec *sp,
+                                const uint32_t *rb)
 {
     const fpsim_spec s = *sp;
-    switch (2 * s.round + fpsim_spec_rare_rules(&s)) { FPSIM_MODE_CASES(loop_f32_u8); }
+    switch (2 * s.round + fpsim_spec_full_rules(&s)) { FPSIM_MODE_CASES(loop_f32); }
 }
 
-FPSIM_HOT static void round_f32_u16(uint16_t *out, const unsigned char *x, size_t n, const fpsim_spec *sp,
-                                    const uint32_t *rb)
+/* float64 sources rounded once (policies that go through float32 take the f32 kernel). */
+FPSIM_HOT static void round_f64(uint32_t *out, const unsigned char *x, size_t n, const fpsim_spec *sp,
+                                const uint32_t *rb)
 {
     const fpsim_spec s = *sp;
-    switch (2 * s.round + fpsim_spec_rare_rules(&s)) { FPSIM_MODE_CASES(loop_f32_u16); }
-}
-
-/* float64 sources rounded once (policies that go through float32 take the f32 kernels). */
-FPSIM_HOT static void round_f64_u8(uint8_t *out, const unsigned char *x, size_t n, const fpsim_spec *sp,
-                                   const uint32_t *rb)
-{
-    const fpsim_spec s = *sp;
-    switch (2 * s.round + fpsim_spec_rare_rules(&s)) { FPSIM_MODE_CASES(loop_f64_u8); }
-}
-
-FPSIM_HOT static void round_f64_u16(uint16_t *out, const unsigned char *x, size_t n, const fpsim_spec *sp,
-                                    const uint32_t *rb)
-{
-    const fpsim_spec s = *sp;
-    switch (2 * s.round + fpsim_spec_rare_rules(&s)) { FPSIM_MODE_CASES(loop_f64_u16); }
+    switch (2 * s.round + fpsim_spec_full_rules(&s)) { FPSIM_MODE_CASES(loop_f64); }
 }
 
 #undef FPSIM_MODE_CASES
+
+FPSIM_HOT static void narrow_u8(uint8_t *out, const uint32_t *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint8_t)c[i];
+}
+
+FPSIM_HOT static void narrow_u16(uint16_t *out, const uint32_t *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint16_t)c[i];
+}
 
 /* bf16 / binary16 bits -> float32 bits, exact. */
 FPSIM_HOT static void widen_bf16(uint32_t *out, const uint16_t *h, size_t n)
@@ -182,6 +239,7 @@ static void convert_range(void *ctx, size_t begin, size_t end)
     const int wide = s->bits > 8;
     const int via_f32 = (s->flags & (FPSIM_SPEC_F64_VIA_F32 | FPSIM_SPEC_NAN_TORCHAO)) != 0;
     uint32_t widened[TILE];
+    uint32_t codes32[TILE];
     uint32_t rb[TILE + 8];
     for (size_t pos = begin; pos < end; pos += TILE) {
         const size_t len = end - pos < TILE ? end - pos : TILE;
@@ -207,17 +265,14 @@ static void convert_range(void *ctx, size_t begin, size_t end)
             f64 = job->src == SRC_F64;
             src = (const unsigned char *)job->x + (f64 ? 8 : 4) * pos;
         }
-        if (f64) {
-            if (wide)
-                round_f64_u16((uint16_t *)job->codes + pos, src, len, s, rbits);
-            else
-                round_f64_u8((uint8_t *)job->codes + pos, src, len, s, rbits);
-        } else {
-            if (wide)
-                round_f32_u16((uint16_t *)job->codes + pos, src, len, s, rbits);
-            else
-                round_f32_u8((uint8_t *)job->codes + pos, src, len, s, rbits);
-        }
+        if (f64)
+            round_f64(codes32, src, len, s, rbits);
+        else
+            round_f32(codes32, src, len, s, rbits);
+        if (wide)
+            narrow_u16((uint16_t *)job->codes + pos, codes32, len);
+        else
+            narrow_u8((uint8_t *)job->codes + pos, codes32, len);
     }
 }
 

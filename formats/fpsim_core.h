@@ -71,7 +71,8 @@ FPSIM_HD uint64_t fpsim_core_round_increment64(uint32_t mode, uint64_t sig, uint
 
 /* Steps 4-6 shared by the f32 and f64 paths: pack (base, q) and apply overflow and zero rules.
  * `mag` is the packed magnitude code (above max_mag: it overflowed). */
-FPSIM_HD uint32_t fpsim_core_pack(const fpsim_spec *s, uint32_t mode, uint32_t sign, uint32_t mag)
+FPSIM_HD uint32_t fpsim_core_pack(const fpsim_spec *s, uint32_t mode, uint32_t sign, uint32_t mag,
+                                  uint32_t full_rules)
 {
     const uint32_t neg = sign & s->is_signed;
     const uint32_t sign_code = neg << (s->bits - 1);
@@ -81,49 +82,55 @@ FPSIM_HD uint32_t fpsim_core_pack(const fpsim_spec *s, uint32_t mode, uint32_t s
     const uint32_t ovf_code = toward_zero ? (sign_code | s->max_mag) : (sign ? s->ovf_neg : s->ovf_pos);
     uint32_t code = mag > s->max_mag ? ovf_code : (sign_code | mag);
     /* Formats or implementations without -0 (FNUZ, DeepGEMM's reference) write +0. */
-    code = ((s->flags & FPSIM_SPEC_UNSIGNED_ZERO) && mag == 0) ? 0u : code;
+    if (full_rules)
+        code = ((s->flags & FPSIM_SPEC_UNSIGNED_ZERO) && mag == 0) ? 0u : code;
     return code;
 }
 
 /* ---- float32 -> code ---------------------------------------------------------------------- */
 
-/* 1 if the spec uses the rules that few policies need (E8M0 zero/negative/grid rules, NaN codes
- * that depend on the payload): array loops pass this as a constant to fpsim_round_f32_mode. */
-FPSIM_HD uint32_t fpsim_spec_rare_rules(const fpsim_spec *s)
+/* 1 if the spec uses rules that most policies do not: E8M0 zero/negative/grid rules, NaN codes
+ * that depend on the payload, +0 for zero results or for -0 inputs. Array loops pass the value
+ * as a constant `full_rules` to fpsim_round_f32_mode, so the common loop carries none of them. */
+FPSIM_HD uint32_t fpsim_spec_full_rules(const fpsim_spec *s)
 {
     return s->specials == FPSIM_SPECIALS_E8M0 ||
-           (s->flags & (FPSIM_SPEC_NAN_PAYLOAD | FPSIM_SPEC_NAN_TORCHAO)) != 0;
+           (s->flags & (FPSIM_SPEC_NAN_PAYLOAD | FPSIM_SPEC_NAN_TORCHAO | FPSIM_SPEC_UNSIGNED_ZERO |
+                        FPSIM_SPEC_NEGZERO_IN_POS)) != 0;
 }
 
 /* fpsim_round_f32 with the rounding mode passed separately, so that array loops can pass a
- * constant and let the compiler drop the other modes; rare_rules = fpsim_spec_rare_rules(s), or
- * a constant 0 when the caller knows the spec needs none of them. */
+ * constant and let the compiler drop the other modes; full_rules = fpsim_spec_full_rules(s), or
+ * a constant 0 when the caller knows the spec needs none of those rules. */
 FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t rbits, uint32_t mode,
-                                       uint32_t rare_rules)
+                                       uint32_t full_rules)
 {
-    /* 1. Unpack. */
+    /* 1. Unpack. FP32 subnormals have exponent field 1 and no hidden bit. */
     const uint32_t sign = x >> 31;
     const uint32_t a = x & 0x7FFFFFFFu;
     const uint32_t ef = a >> 23;
-    const uint32_t sig = (a & 0x7FFFFFu) | ((uint32_t)(ef != 0) << 23);
-    const int32_t e = (int32_t)(ef + (ef == 0)) - 127;
-    const int32_t emin = 1 - (int32_t)s->bias;
+    const uint32_t sig = (a & 0x7FFFFFu) | (ef != 0 ? 0x800000u : 0u);
     const uint32_t mbits = s->mbits;
+    /* k = e - emin (e = unbiased exponent, emin = 1 - bias the target's smallest normal). */
+    const int32_t k = (int32_t)fpsim_core_max_u32(ef, 1) - (128 - (int32_t)s->bias);
 
     /* 2. Bits to drop: wider when the result is subnormal in the target. */
-    const uint32_t d = 23u - mbits + (uint32_t)fpsim_core_max_i32(emin - e, 0); /* >= 13 */
+    const uint32_t d = 23u - mbits + (uint32_t)fpsim_core_max_i32(-k, 0); /* >= 13 */
 
     /* 3. Round the significand to a multiple of 2^d. */
     uint32_t q;
     if (mode == FPSIM_SR) {
-        /* q = floor((sig + r * 2^(d-32)) / 2^d) with r = the top sr_bits of rbits, i.e. r added
-         * at the top of the discarded field. Computed as floor((sig * 2^(32-d) + r) / 2^32);
-         * for d > 32, sig >> (d - 32) is exact here because r is an integer. */
+        /* q = floor((sig + r * 2^(d-32)) / 2^d) with r = the top sr_bits of rbits: r added at the
+         * top of the discarded field, then truncation. In 32-bit words: the kept part sig >> d
+         * plus the carry out of (discarded field aligned to the top of a word) + r. For d > 32
+         * the word is sig >> (d - 32) (the lower discarded bits can never carry, since r is an
+         * integer) and the kept part is 0. */
         const uint32_t r = rbits & (0xFFFFFFFFu << (32u - s->sr_bits));
         const uint32_t ds = fpsim_core_min_u32(d, 56); /* beyond 56 every result is 0 */
-        const uint64_t up = (uint64_t)sig << (32u - fpsim_core_min_u32(ds, 32));
-        const uint64_t down = (uint64_t)(sig >> (fpsim_core_max_u32(ds, 32) - 32u));
-        q = (uint32_t)(((ds <= 32 ? up : down) + r) >> 32);
+        const uint32_t up = sig << (32u - fpsim_core_min_u32(ds, 32));
+        const uint32_t down = sig >> (fpsim_core_max_u32(ds, 32) - 32u);
+        const uint32_t field = ds <= 32 ? up : down;
+        q = (sig >> fpsim_core_min_u32(ds, 31)) + (uint32_t)(field + r < r);
     } else {
         /* Capping d at 26 is exact: sig < 2^24, so for d >= 25 nearest modes give 0 and directed
          * modes give 0 or 1 exactly as with the true d. */
@@ -133,12 +140,13 @@ FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t
     }
 
     /* 4-5. Pack, overflow, zeros. */
-    const uint32_t mag = ((uint32_t)fpsim_core_max_i32(e - emin, 0) << mbits) + q; /* < 2^19 */
-    uint32_t code = fpsim_core_pack(s, mode, sign, mag);
-    code = ((s->flags & FPSIM_SPEC_NEGZERO_IN_POS) && x == 0x80000000u) ? 0u : code;
+    const uint32_t mag = ((uint32_t)fpsim_core_max_i32(k, 0) << mbits) + q; /* < 2^19 */
+    uint32_t code = fpsim_core_pack(s, mode, sign, mag, full_rules);
+    if (full_rules)
+        code = ((s->flags & FPSIM_SPEC_NEGZERO_IN_POS) && x == 0x80000000u) ? 0u : code;
 
     /* 6. E8M0 rules for zero, tiny and negative inputs. */
-    if (rare_rules && s->specials == FPSIM_SPECIALS_E8M0) {
+    if (full_rules && s->specials == FPSIM_SPECIALS_E8M0) {
         code = ((s->flags & FPSIM_SPEC_E8M0_TRUE_GRID) && a != 0 && a <= 0x00400000u) ? 0u : code;
         code = a == 0 ? s->e8m0_zero : code;
         code = ((s->flags & FPSIM_SPEC_E8M0_NEG_NAN) && sign) ? s->e8m0_neg : code;
@@ -146,11 +154,11 @@ FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t
 
     /* 7. Inf and NaN. */
     uint32_t nan_code = sign ? s->nan_neg : s->nan_pos;
-    if (rare_rules && (s->flags & FPSIM_SPEC_NAN_PAYLOAD)) {
+    if (full_rules && (s->flags & FPSIM_SPEC_NAN_PAYLOAD)) {
         const uint32_t payload = (a & 0x7FFFFFu) >> (23u - mbits);
         nan_code |= payload | (uint32_t)(payload == 0);
     }
-    if (rare_rules && (s->flags & FPSIM_SPEC_NAN_TORCHAO)) {
+    if (full_rules && (s->flags & FPSIM_SPEC_NAN_TORCHAO)) {
         /* torchao f32_to_fpx_unpacked sends NaN down its normal branch: add
          * ((bias - 127) << 23) + 2^(22 - mbits) - 1 + (mantissa LSB), shift, keep 8 bits, OR in
          * the sign (pytorch/ao torchao/prototype/custom_fp_utils.py). */
@@ -158,9 +166,8 @@ FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t
         t += (a >> (23u - mbits)) & 1u;
         nan_code = ((t >> (23u - mbits)) & 0xFFu) | (sign << (s->bits - 1));
     }
-    code = a == 0x7F800000u ? (sign ? s->inf_neg : s->inf_pos) : code;
-    code = a > 0x7F800000u ? nan_code : code;
-    return code;
+    const uint32_t special = a == 0x7F800000u ? (sign ? s->inf_neg : s->inf_pos) : nan_code;
+    return a >= 0x7F800000u ? special : code;
 }
 
 /* float32 (given as its bits) -> code under spec s. rbits is used only when s->round == FPSIM_SR. */
@@ -185,9 +192,9 @@ FPSIM_HD uint32_t fpsim_f64_to_f32_bits(uint64_t x)
 }
 
 /* float64 -> code rounded once, whatever FPSIM_SPEC_F64_VIA_F32 says (fpsim_round_f64 applies
- * that flag); mode and rare_rules as in fpsim_round_f32_mode. */
+ * that flag); mode and full_rules as in fpsim_round_f32_mode. */
 FPSIM_HD uint32_t fpsim_round_f64_once(uint64_t x, const fpsim_spec *s, uint32_t rbits, uint32_t mode,
-                                       uint32_t rare_rules)
+                                       uint32_t full_rules)
 {
     /* 1. Unpack. */
     const uint32_t sign = (uint32_t)(x >> 63);
@@ -218,11 +225,12 @@ FPSIM_HD uint32_t fpsim_round_f64_once(uint64_t x, const fpsim_spec *s, uint32_t
      * large overflows every format). q <= 2^(mbits + 1). */
     const int32_t base = fpsim_core_max_i32(e - emin, 0);
     const uint32_t mag = ((uint32_t)(base < 4096 ? base : 4096) << mbits) + (uint32_t)q;
-    uint32_t code = fpsim_core_pack(s, mode, sign, mag);
-    code = ((s->flags & FPSIM_SPEC_NEGZERO_IN_POS) && x == 0x8000000000000000ull) ? 0u : code;
+    uint32_t code = fpsim_core_pack(s, mode, sign, mag, full_rules);
+    if (full_rules)
+        code = ((s->flags & FPSIM_SPEC_NEGZERO_IN_POS) && x == 0x8000000000000000ull) ? 0u : code;
 
     /* 6. E8M0 rules (2^-127 is 0x3800000000000000). */
-    if (rare_rules && s->specials == FPSIM_SPECIALS_E8M0) {
+    if (full_rules && s->specials == FPSIM_SPECIALS_E8M0) {
         code = ((s->flags & FPSIM_SPEC_E8M0_TRUE_GRID) && a != 0 && a <= 0x3800000000000000ull) ? 0u
                                                                                                : code;
         code = a == 0 ? s->e8m0_zero : code;
@@ -231,7 +239,7 @@ FPSIM_HD uint32_t fpsim_round_f64_once(uint64_t x, const fpsim_spec *s, uint32_t
 
     /* 7. Inf and NaN. */
     uint32_t nan_code = sign ? s->nan_neg : s->nan_pos;
-    if (rare_rules && (s->flags & FPSIM_SPEC_NAN_PAYLOAD)) {
+    if (full_rules && (s->flags & FPSIM_SPEC_NAN_PAYLOAD)) {
         const uint32_t payload = (uint32_t)((a & 0xFFFFFFFFFFFFFull) >> (52u - mbits));
         nan_code |= payload | (uint32_t)(payload == 0);
     }

@@ -82,8 +82,10 @@ FPSIM_HD uint32_t fpsim_core_pack(const fpsim_spec *s, uint32_t mode, uint32_t s
     const uint32_t ovf_code = toward_zero ? (sign_code | s->max_mag) : (sign ? s->ovf_neg : s->ovf_pos);
     uint32_t code = mag > s->max_mag ? ovf_code : (sign_code | mag);
     /* Formats or implementations without -0 (FNUZ, DeepGEMM's reference) write +0. */
-    if (full_rules)
-        code = ((s->flags & FPSIM_SPEC_UNSIGNED_ZERO) && mag == 0) ? 0u : code;
+    if (full_rules) {
+        const uint32_t unsigned_zero = (s->flags & FPSIM_SPEC_UNSIGNED_ZERO) != 0;
+        code = (unsigned_zero & (mag == 0)) ? 0u : code;
+    }
     return code;
 }
 
@@ -142,14 +144,18 @@ FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t
     /* 4-5. Pack, overflow, zeros. */
     const uint32_t mag = ((uint32_t)fpsim_core_max_i32(k, 0) << mbits) + q; /* < 2^19 */
     uint32_t code = fpsim_core_pack(s, mode, sign, mag, full_rules);
-    if (full_rules)
-        code = ((s->flags & FPSIM_SPEC_NEGZERO_IN_POS) && x == 0x80000000u) ? 0u : code;
+    if (full_rules) {
+        const uint32_t negzero_in_pos = (s->flags & FPSIM_SPEC_NEGZERO_IN_POS) != 0;
+        code = (negzero_in_pos & (x == 0x80000000u)) ? 0u : code;
+    }
 
     /* 6. E8M0 rules for zero, tiny and negative inputs. */
     if (full_rules && s->specials == FPSIM_SPECIALS_E8M0) {
-        code = ((s->flags & FPSIM_SPEC_E8M0_TRUE_GRID) && a != 0 && a <= 0x00400000u) ? 0u : code;
+        const uint32_t true_grid = (s->flags & FPSIM_SPEC_E8M0_TRUE_GRID) != 0;
+        const uint32_t neg_nan = (s->flags & FPSIM_SPEC_E8M0_NEG_NAN) != 0;
+        code = (true_grid & (a != 0) & (a <= 0x00400000u)) ? 0u : code;
         code = a == 0 ? s->e8m0_zero : code;
-        code = ((s->flags & FPSIM_SPEC_E8M0_NEG_NAN) && sign) ? s->e8m0_neg : code;
+        code = (neg_nan & sign) ? s->e8m0_neg : code;
     }
 
     /* 7. Inf and NaN. */
@@ -226,15 +232,18 @@ FPSIM_HD uint32_t fpsim_round_f64_once(uint64_t x, const fpsim_spec *s, uint32_t
     const int32_t base = fpsim_core_max_i32(e - emin, 0);
     const uint32_t mag = ((uint32_t)(base < 4096 ? base : 4096) << mbits) + (uint32_t)q;
     uint32_t code = fpsim_core_pack(s, mode, sign, mag, full_rules);
-    if (full_rules)
-        code = ((s->flags & FPSIM_SPEC_NEGZERO_IN_POS) && x == 0x8000000000000000ull) ? 0u : code;
+    if (full_rules) {
+        const uint32_t negzero_in_pos = (s->flags & FPSIM_SPEC_NEGZERO_IN_POS) != 0;
+        code = (negzero_in_pos & (x == 0x8000000000000000ull)) ? 0u : code;
+    }
 
     /* 6. E8M0 rules (2^-127 is 0x3800000000000000). */
     if (full_rules && s->specials == FPSIM_SPECIALS_E8M0) {
-        code = ((s->flags & FPSIM_SPEC_E8M0_TRUE_GRID) && a != 0 && a <= 0x3800000000000000ull) ? 0u
-                                                                                               : code;
+        const uint32_t true_grid = (s->flags & FPSIM_SPEC_E8M0_TRUE_GRID) != 0;
+        const uint32_t neg_nan = (s->flags & FPSIM_SPEC_E8M0_NEG_NAN) != 0;
+        code = (true_grid & (a != 0) & (a <= 0x3800000000000000ull)) ? 0u : code;
         code = a == 0 ? s->e8m0_zero : code;
-        code = ((s->flags & FPSIM_SPEC_E8M0_NEG_NAN) && sign) ? s->e8m0_neg : code;
+        code = (neg_nan & sign) ? s->e8m0_neg : code;
     }
 
     /* 7. Inf and NaN. */

@@ -58,7 +58,7 @@ FPSIM_HOT static void philox_blocks_scalar(uint32_t *rb, uint64_t g0, size_t gro
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(FPSIM_NO_CLONES)
 #include <immintrin.h>
-#define FPSIM_HAVE_PHILOX_AVX512 1
+#define FPSIM_HAVE_PHILOX_AVX512 1 /* AVX-512 kernels chosen at run time (Philox, table lookup) */
 
 /* 32x32 -> 64 products of all 16 lanes with a constant: vpmuludq on the even lanes and on the
  * odd lanes moved down, then the high and low halves put back in lane order. (gcc's own
@@ -323,12 +323,43 @@ fpsim_status fpsim_convert_f16(void *codes, const uint16_t *x, size_t n, const f
 
 /* ---- decoding ----------------------------------------------------------------------------- */
 
-/* Codes of 8 bits or fewer: a 256-entry table built from the scalar decoder, then a gather. */
+#ifdef FPSIM_HAVE_PHILOX_AVX512
+/* A 256-entry table lookup without gathers: eight 32-entry two-register permutes (vpermt2d),
+ * the one for the code's top three bits kept per lane. */
+__attribute__((target("avx512f"))) static void lut8_avx512(unsigned char *y, const uint8_t *c, size_t n,
+                                                            const uint32_t *lut)
+{
+    __m512i t[16];
+    for (int j = 0; j < 16; j++)
+        t[j] = _mm512_loadu_si512((const void *)(lut + 16 * j));
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512i idx = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(c + i)));
+        const __m512i top = _mm512_srli_epi32(idx, 5);
+        __m512i r = _mm512_permutex2var_epi32(t[0], idx, t[1]);
+        for (int p = 1; p < 8; p++) {
+            const __mmask16 k = _mm512_cmpeq_epi32_mask(top, _mm512_set1_epi32(p));
+            r = _mm512_mask_mov_epi32(r, k, _mm512_permutex2var_epi32(t[2 * p], idx, t[2 * p + 1]));
+        }
+        _mm512_storeu_si512((void *)(y + 4 * i), r);
+    }
+    for (; i < n; i++)
+        memcpy(y + 4 * i, &lut[c[i]], 4);
+}
+#endif
+
+/* Codes of 8 bits or fewer: a 256-entry table built from the scalar decoder, then a lookup. */
 FPSIM_HOT static void decode_u8_f32(unsigned char *y, const uint8_t *c, size_t n, const fpsim_spec *sp)
 {
     uint32_t lut[256];
     for (uint32_t k = 0; k < 256; k++)
         lut[k] = fpsim_decode_f32(k, sp);
+#ifdef FPSIM_HAVE_PHILOX_AVX512
+    if (__builtin_cpu_supports("avx512f")) {
+        lut8_avx512(y, c, n, lut);
+        return;
+    }
+#endif
     for (size_t i = 0; i < n; i++)
         memcpy(y + 4 * i, &lut[c[i]], 4);
 }

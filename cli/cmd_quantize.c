@@ -103,9 +103,8 @@ static int parse_args(struct quantize_args *a, int argc, char **argv)
 
 static int list_schemes(void)
 {
-    printf("Schemes: fpsim quantize --scheme NAME[:key=value,...]; each line shows the defaults\n"
-           "(keys: rule nan chain tile scale mode fmt sr rht pow2 eps margin history algo cast;\n"
-           "docs/quantizers.md explains each).\n\n");
+    printf("Schemes: fpsim quantize --scheme NAME[:key=value,...]. Under each NAME, its canonical\n"
+           "text shows every key with its default; docs/quantizers.md explains each key.\n\n");
     size_t n;
     fpsim_scheme_names(&n);
     for (size_t i = 0; i < n; i++) {
@@ -307,7 +306,13 @@ static fpsim_status check_device(const char *device)
     if (!strcmp(device, "cpu")) return FPSIM_OK;
     if (strcmp(device, "gpu") != 0) return fpsim_fail(FPSIM_ENAME, "unknown device '%s'; valid: cpu, gpu", device);
 #if defined(FPSIM_HAVE_CUDA)
-    return fpsim_gpu_require();
+    fpsim_status st = fpsim_gpu_require();
+    if (st) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", fpsim_last_error());
+        return fpsim_fail(st, "--device gpu: %s", why);
+    }
+    return FPSIM_OK;
 #else
     return fpsim_fail(FPSIM_ENODEV, "--device gpu: this fpsim was built without CUDA (no nvcc at configure time)");
 #endif

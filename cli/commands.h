@@ -18,6 +18,7 @@ int cmd_bench(int argc, char **argv);
 /* Sub-commands of `fpsim bench` and `fpsim verify`, one file each (cli/bench_*.c, verify_*.c). */
 int bench_convert(int argc, char **argv);
 int bench_quantize(int argc, char **argv);
+int bench_quantize_gpu(int argc, char **argv); /* cli/bench_quantize_gpu.c, CUDA builds only */
 int bench_replay(int argc, char **argv);
 int bench_gemm(int argc, char **argv);
 int verify_formats(int argc, char **argv);

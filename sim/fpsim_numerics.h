@@ -57,6 +57,7 @@
 
 #include <stddef.h>
 
+#include "fpsim_recipe.h"
 #include "fpsim_status.h"
 
 #ifdef __cplusplus
@@ -72,19 +73,9 @@ typedef enum fpsim_site {
     FPSIM_SITE_COUNT
 } fpsim_site;
 
-typedef enum fpsim_pass {
-    FPSIM_PASS_FPROP = 0,
-    FPSIM_PASS_DGRAD,
-    FPSIM_PASS_WGRAD,
-    FPSIM_PASS_COUNT
-} fpsim_pass;
-
-typedef enum fpsim_role {
-    FPSIM_ROLE_WEIGHT = 0,
-    FPSIM_ROLE_ACTIVATION,
-    FPSIM_ROLE_GRAD,
-    FPSIM_ROLE_COUNT
-} fpsim_role;
+/* fpsim_pass (FPSIM_PASS_FPROP, _DGRAD, _WGRAD) and fpsim_role (FPSIM_ROLE_WEIGHT, _ACT, _GRAD),
+ * with fpsim_pass_name() and fpsim_role_name(), come from the recipes in formats/fpsim_recipe.h:
+ * a recipe and the model speak of the same passes and roles. */
 
 /* Rounding of the outputs of non-GEMM operations. */
 enum {
@@ -94,11 +85,9 @@ enum {
     FPSIM_ACT_COUNT
 };
 
-/* Names for the enums above ("qkv", "attn_out", "gate_up", "down", "lm_head"; "fprop", "dgrad",
- * "wgrad"; "weight", "activation", "grad"; "fp64", "fp32", "bf16"). NULL when out of range. */
+/* Names of sites and activation roundings ("qkv", "attn_out", "gate_up", "down", "lm_head";
+ * "fp64", "fp32", "bf16"). NULL when out of range. */
 const char *fpsim_site_name(int site);
-const char *fpsim_pass_name(int pass);
-const char *fpsim_role_name(int role);
 const char *fpsim_act_round_name(int act_round);
 
 /* One GEMM operand: see the convention at the top of this file. */

@@ -8,7 +8,7 @@ fpsim_status fpsim_linear_forward(const fpsim_numerics *nx, int layer, fpsim_sit
     /* FPROP: y (n x out) = x (n x in) * w^T; K = in */
     fpsim_gemm_call call = {
         .layer = layer, .site = site, .pass = FPSIM_PASS_FPROP, .M = n, .N = out, .K = in,
-        .a = {x, in, 0, FPSIM_ROLE_ACTIVATION}, .b = {w, in, 1, FPSIM_ROLE_WEIGHT},
+        .a = {x, in, 0, FPSIM_ROLE_ACT}, .b = {w, in, 1, FPSIM_ROLE_WEIGHT},
         .c = y, .ldc = out, .accumulate = 0,
     };
     return nx->gemm(nx->ctx, &call);
@@ -30,7 +30,7 @@ fpsim_status fpsim_linear_backward(const fpsim_numerics *nx, int layer, fpsim_si
     /* WGRAD: dw (out x in) = dy^T (out x n) * x (n x in); K = n tokens */
     fpsim_gemm_call call = {
         .layer = layer, .site = site, .pass = FPSIM_PASS_WGRAD, .M = out, .N = in, .K = n,
-        .a = {dy, out, 1, FPSIM_ROLE_GRAD}, .b = {x, in, 0, FPSIM_ROLE_ACTIVATION},
+        .a = {dy, out, 1, FPSIM_ROLE_GRAD}, .b = {x, in, 0, FPSIM_ROLE_ACT},
         .c = dw, .ldc = in, .accumulate = 0,
     };
     return nx->gemm(nx->ctx, &call);

@@ -15,18 +15,10 @@
 
 static const char *const site_names[FPSIM_SITE_COUNT] = {"qkv", "attn_out", "gate_up", "down",
                                                          "lm_head"};
-static const char *const pass_names[FPSIM_PASS_COUNT] = {"fprop", "dgrad", "wgrad"};
-static const char *const role_names[FPSIM_ROLE_COUNT] = {"weight", "activation", "grad"};
 static const char *const act_names[FPSIM_ACT_COUNT] = {"fp64", "fp32", "bf16"};
 
 const char *fpsim_site_name(int site) {
     return site >= 0 && site < FPSIM_SITE_COUNT ? site_names[site] : NULL;
-}
-const char *fpsim_pass_name(int pass) {
-    return pass >= 0 && pass < FPSIM_PASS_COUNT ? pass_names[pass] : NULL;
-}
-const char *fpsim_role_name(int role) {
-    return role >= 0 && role < FPSIM_ROLE_COUNT ? role_names[role] : NULL;
 }
 const char *fpsim_act_round_name(int act_round) {
     return act_round >= 0 && act_round < FPSIM_ACT_COUNT ? act_names[act_round] : NULL;

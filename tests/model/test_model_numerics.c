@@ -156,11 +156,11 @@ static void expect_shape(naive_ctx *x, const fpsim_gemm_call *c) {
     size_t M = 0, N = 0, K = 0;
     int ra = -1, rb = -1, ta = -1, tb = -1;
     if (c->pass == FPSIM_PASS_FPROP)
-        M = T, N = out, K = in, ra = FPSIM_ROLE_ACTIVATION, ta = 0, rb = FPSIM_ROLE_WEIGHT, tb = 1;
+        M = T, N = out, K = in, ra = FPSIM_ROLE_ACT, ta = 0, rb = FPSIM_ROLE_WEIGHT, tb = 1;
     if (c->pass == FPSIM_PASS_DGRAD)
         M = T, N = in, K = out, ra = FPSIM_ROLE_GRAD, ta = 0, rb = FPSIM_ROLE_WEIGHT, tb = 0;
     if (c->pass == FPSIM_PASS_WGRAD)
-        M = out, N = in, K = T, ra = FPSIM_ROLE_GRAD, ta = 1, rb = FPSIM_ROLE_ACTIVATION, tb = 0;
+        M = out, N = in, K = T, ra = FPSIM_ROLE_GRAD, ta = 1, rb = FPSIM_ROLE_ACT, tb = 0;
     int layer_ok = c->site == FPSIM_SITE_LM_HEAD ? c->layer == m->layers
                                                  : (c->layer >= 0 && c->layer < m->layers);
     TEST_CHECK(x->tc,
@@ -315,7 +315,7 @@ static int check_engines(void) {
     double A[2] = {1.0, 0x1p-30}, B[2] = {1.0, 1.0}, C[1] = {0x1p-25};
     fpsim_gemm_call call = {.layer = 0, .site = FPSIM_SITE_DOWN, .pass = FPSIM_PASS_WGRAD,
                             .M = 1, .N = 1, .K = 2, .a = {A, 2, 0, FPSIM_ROLE_GRAD},
-                            .b = {B, 1, 0, FPSIM_ROLE_ACTIVATION}, .c = C, .ldc = 1,
+                            .b = {B, 1, 0, FPSIM_ROLE_ACT}, .c = C, .ldc = 1,
                             .accumulate = 1};
     TEST_CHECK(&tc, fp32.gemm(NULL, &call) == FPSIM_OK, "%s", fpsim_last_error());
     /* product: 1 + 2^-30 rounds to 1 in float; 1 + 2^-25 rounds to 1 (half ulp 2^-24 > 2^-25) */

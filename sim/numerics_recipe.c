@@ -25,6 +25,35 @@
 
 #include "fpsim_replay.h"
 
+/* The 16-point RHT as a matrix, read off fpsim_rht16 (block quantizer's TE/torchao sign vector)
+ * applied to the unit vectors: entries are +-0.25, exact in BF16, so H[a][b] is exact and H is
+ * orthogonal (H H^T = I). */
+static void rht_matrix(double h[16][16])
+{
+    for (int b = 0; b < 16; b++) {
+        float e[16] = {0}, y[16];
+        e[b] = 1.0f;
+        fpsim_rht16(y, e);
+        for (int a = 0; a < 16; a++) h[a][b] = y[a];
+    }
+}
+
+/* Rotate (inverse = 0: y = H x; inverse = 1: x = H^T y) every group of 16 consecutive rows of a
+ * rows x cols matrix, column by column: the RHT runs along the blocked dimension, which for a
+ * columnwise copy is the rows of the stored operand. */
+static void rht_rows_f64(double *out, const double *in, size_t rows, size_t cols, const double h[16][16],
+                         int inverse)
+{
+    for (size_t r0 = 0; r0 + 16 <= rows; r0 += 16)
+        for (size_t j = 0; j < cols; j++)
+            for (int a = 0; a < 16; a++) {
+                double acc = 0;
+                for (int b = 0; b < 16; b++)
+                    acc += (inverse ? h[b][a] : h[a][b]) * in[(r0 + (size_t)b) * cols + j];
+                out[(r0 + (size_t)a) * cols + j] = acc;
+            }
+}
+
 struct fpsim_recipe_engine {
     fpsim_engine_plan plan;
     int layers;
@@ -39,6 +68,10 @@ struct fpsim_recipe_engine {
     float *fbuf[2];
     size_t dcap[2], fcap[2];
     fpsim_qtensor q[2];
+    int rotated[2];      /* the operand's dequantized values are in the RHT domain */
+    double *rot[2];      /* the received operand rotated the same way (the stats' reference) */
+    size_t rotcap[2];
+    double rht[16][16];
     float *fc;
     size_t fccap;
 };
@@ -87,6 +120,7 @@ fpsim_status fpsim_recipe_engine_create(fpsim_recipe_engine **out, const fpsim_e
     e->seed = seed;
     e->threads = threads;
     e->stats_on = 1;
+    rht_matrix(e->rht);
     *out = e;
     return FPSIM_OK;
 }
@@ -97,6 +131,7 @@ void fpsim_recipe_engine_free(fpsim_recipe_engine *e)
     for (int i = 0; i < 2; i++) {
         free(e->dbuf[i]);
         free(e->fbuf[i]);
+        free(e->rot[i]);
         fpsim_qtensor_free(&e->q[i]);
     }
     free(e->fc);
@@ -181,6 +216,7 @@ static fpsim_status engine_prepare(fpsim_recipe_engine *e, const fpsim_gemm_call
     for (size_t i = 0; i < rows; i++) memcpy(d + i * cols, op->data + i * op->ld, cols * sizeof *d);
 
     memset(r, 0, sizeof *r);
+    e->rotated[which] = 0;
     r->role = op->role;
     r->rows = rows;
     r->cols = cols;
@@ -217,8 +253,17 @@ static fpsim_status engine_prepare(fpsim_recipe_engine *e, const fpsim_gemm_call
     if (st) return st;
     r->quantized = 1;
     r->used = q->dequant;
+    /* NVFP4 with RHT rotates the columnwise copy (block_quantize.c): its dequantized values are
+     * H x, not x. Compare them with the received operand rotated the same way, exactly. */
+    const double *ref = d;
+    if (s->kind == FPSIM_KIND_NVFP4 && s->rht && axis == FPSIM_AXIS_COLS) {
+        e->rotated[which] = 1;
+        if ((st = grow_d(&e->rot[which], &e->rotcap[which], n))) return st;
+        rht_rows_f64(e->rot[which], d, rows, cols, e->rht, 0);
+        ref = e->rot[which];
+    }
     if (e->stats_on) {
-        st = fpsim_stats_add_f32(&r->quant, d, q->dequant, n, 1);
+        st = fpsim_stats_add_f32(&r->quant, ref, q->dequant, n, 1);
         fpsim_stats_add_counts(&r->quant, q->stats.saturated);
         report_scales(r, q);
     }
@@ -251,6 +296,22 @@ static fpsim_status engine_gemm(void *ctx, const fpsim_gemm_call *c)
     if ((st = engine_prepare(e, c, 0, fp64_path, &ra))) return st;
     if ((st = engine_prepare(e, c, 1, fp64_path, &rb))) return st;
 
+    /* Both operands rotated by the same orthogonal H along K: H^T H = I, the product is the
+     * product (TE's wgrad GEMM on RHT'd operands). One rotated alone would not be: rotate it
+     * back, in double, then to float. */
+    if (!fp64_path && e->rotated[0] != e->rotated[1]) {
+        int w = e->rotated[0] ? 0 : 1;
+        const fpsim_operand_report *r = w == 0 ? &ra : &rb;
+        size_t n = r->rows * r->cols;
+        if ((st = grow_d(&e->rot[w], &e->rotcap[w], 2 * n))) return st;
+        double *y = e->rot[w] + n;
+        for (size_t i = 0; i < n; i++) y[i] = r->used[i];
+        rht_rows_f64(e->rot[w], y, r->rows, r->cols, e->rht, 1);
+        float *f = e->fbuf[w];
+        for (size_t i = 0; i < n; i++) f[i] = (float)e->rot[w][i];
+        if (w == 0) ra.used = f;
+        else rb.used = f;
+    }
     if (fp64_path) {
         fpsim_numerics ref = fpsim_numerics_fp64();
         if ((st = ref.gemm(ref.ctx, c))) return st;

@@ -25,9 +25,11 @@ set key outside right top noenhanced
 stats datafile using 1 nooutput
 ncols = STATS_columns
 set offsets 0.2, 0.2, 0, 0
+# dashtype takes an expression only when it does not start with '(' (that is a dash pattern).
+dash_of(i) = ((i - 3) % 2) == 0 ? 2 : 1
 if (paired) {
     plot for [i=3:ncols] datafile using 1:i:xtic(2) with linespoints \
-        linecolor ((i - 3) / 2 + 1) dashtype (((i - 3) % 2) == 0 ? 2 : 1) pointtype ((i - 3) / 2 + 4) \
+        linecolor ((i - 3) / 2 + 1) dashtype dash_of(i) pointtype ((i - 3) / 2 + 4) \
         linewidth 2 title columnheader(i)
 } else {
     plot for [i=3:ncols] datafile using 1:i:xtic(2) with linespoints \

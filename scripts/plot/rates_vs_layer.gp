@@ -22,8 +22,10 @@ set format y '%g%%'
 set grid
 set key outside right top noenhanced
 set offsets 0.2, 0.2, 0, 0
+# dashtype takes an expression only when it does not start with '(' (that is a dash pattern).
+dash_of(i) = ((i - 3) % nroles) + 1
 stats datafile using 1 nooutput
 ncols = STATS_columns
 plot for [i=3:ncols] datafile using 1:(100.0 * column(i)):xtic(2) with linespoints \
-    linecolor ((i - 3) / nroles + 1) dashtype (((i - 3) % nroles) + 1) pointtype (((i - 3) % nroles) + 5) \
+    linecolor ((i - 3) / nroles + 1) dashtype dash_of(i) pointtype (((i - 3) % nroles) + 5) \
     linewidth 2 title columnheader(i)

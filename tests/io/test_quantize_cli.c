@@ -164,6 +164,8 @@ static void test_bad_input(void)
     expect_bad("missing dataset", run_fpsim("quantize", "--scheme", "nvfp4", "--in", in_dir("in.h5"), "--dataset", "y", "--out", out, NULL), "'y'");
     expect_bad("hdf5 rank 3", run_fpsim("quantize", "--scheme", "nvfp4", "--in", in_dir("in.h5"), "--dataset", "cube", "--out", out, NULL), "rank 3");
     expect_bad("hdf5 int dtype", run_fpsim("quantize", "--scheme", "nvfp4", "--in", in_dir("in.h5"), "--dataset", "ints", "--out", out, NULL), "int32");
+    /* The same 128 floats as 8 x 16: torchao's to_mx needs the blocked dimension % 32 == 0. */
+    expect_bad("shape the scheme cannot take", run_fpsim("quantize", "--scheme", "mxfp8-e4m3:rule=floor", "--in", raw, "--shape", "8x16", "--out", out, NULL), "multiple of 32");
     expect_bad("unwritable output", run_fpsim("quantize", "--scheme", "nvfp4", "--in", raw, "--shape", "4x32", "--out", "/nonexistent-dir/out.h5", NULL), "/nonexistent-dir/out.h5");
     expect_bad("output suffix", run_fpsim("quantize", "--scheme", "nvfp4", "--in", raw, "--shape", "4x32", "--out", in_dir("out.txt"), NULL), ".npy");
 #if !defined(FPSIM_TEST_HAVE_GPU)
@@ -323,6 +325,32 @@ static void check_consistency(const char *what, const struct h5_out *o, size_t r
     test_count(&tc, qrows * qcols);
 }
 
+/* `fpsim recipes`: presets listed; one recipe's table names every pass; unknown names exit 2
+ * with one line listing the valid ones. */
+static void test_recipes(void)
+{
+    int rc = run_fpsim("recipes", "no-such-recipe", NULL);
+    TEST_CHECK(&tc, rc == 2 && line_count(err_text) == 1 && !strncmp(err_text, "fpsim recipes: ", 15) &&
+                        strstr(err_text, "te-nvfp4"), "unknown recipe: exit %d: %s", rc, err_text);
+    rc = run_fpsim("recipes", "--bogus", NULL);
+    TEST_CHECK(&tc, rc == 2 && line_count(err_text) == 1, "unknown option: exit %d: %s", rc, err_text);
+    const char *out = in_dir("recipes.txt");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' recipes te-nvfp4 > '%s' && '%s' recipes >> '%s' && '%s' recipes --json >> '%s'",
+             fpsim_bin, out, fpsim_bin, out, fpsim_bin, out);
+    rc = system(cmd);
+    FILE *f = fopen(out, "r");
+    static char text[65536];
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[n] = '\0';
+    if (f) fclose(f);
+    remove(out);
+    TEST_CHECK(&tc, rc == 0, "recipes runs: %d", rc);
+    const char *needles[] = {"fprop", "dgrad", "wgrad", "sr=1", "rht=1", "tile=16x16", "nemo-rl-fp8", "\"recipes\""};
+    for (size_t i = 0; i < sizeof needles / sizeof *needles; i++)
+        TEST_CHECK(&tc, strstr(text, needles[i]) != NULL, "recipes output lacks '%s'", needles[i]);
+}
+
 static void fill(float *x, size_t n, uint64_t seed)
 {
     for (size_t i = 0; i < n; i++) {
@@ -428,6 +456,7 @@ int main(int argc, char **argv)
     if (io_make_temp_dir(dir, sizeof dir, "test_quantize_cli")) return 1;
     test_bad_input();
     test_good_runs();
+    test_recipes();
     io_remove_dir(dir);
     return test_summary(&tc);
 }

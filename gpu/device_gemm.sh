@@ -8,6 +8,8 @@
 #   run     (on the GPU machine)     gpu/device_gemm.sh run     [carry build-devgemm]
 #           -> $OUT/: device.txt, test_gemm_gpu.log, verify_gemm.md/.log, bench_gemm.json/.log,
 #              accum_vs_k_gpu.csv
+#   probe   gpu/device_gemm.sh probe-inputs (here), then gpu/device_gemm.sh probe (there): raw
+#           cuBLASLt outputs (block-scaled K=256/384/1024, split-K BF16 and FP8) into $OUT
 # The run step rebuilds on the machine only if the carried binaries do not start there.
 set -u
 cd "$(dirname "$0")/.."
@@ -75,8 +77,30 @@ run() {
     fi
 }
 
-# Raw cuBLASLt outputs for offline model fitting (inputs made here into $B/probe by
-# experiments/accum-vs-k/... see docs/gemm.md "How the open questions were settled").
+# Inputs for `probe` (here: python3 with numpy and ml_dtypes), written to $B/probe.
+probe_inputs() {
+    mkdir -p $B/probe
+    python3 - "$B/probe" <<'PY'
+import sys, numpy as np, ml_dtypes
+out = sys.argv[1]; rng = np.random.default_rng(7)
+def e4m3(shape):
+    x = np.clip(rng.standard_normal(shape) * 2.0 ** rng.integers(-3, 3, shape), -448, 448)
+    return x.astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
+def scales(shape): return (0.5 + rng.random(shape)).astype(np.float32)
+for K in (256, 384, 1024):
+    np.save(f"{out}/A{K}.npy", e4m3((128, K))); np.save(f"{out}/B{K}.npy", e4m3((128, K)))
+    L = (K + 127) // 128
+    np.save(f"{out}/SA{K}.npy", scales((128, L))); np.save(f"{out}/SB{K}.npy", scales((128, L)))
+np.save(f"{out}/ONES256.npy", np.ones((128, 2), np.float32))
+bf = lambda x: x.astype(ml_dtypes.bfloat16).astype(np.float32)
+np.save(f"{out}/Abf.npy", bf(rng.standard_normal((128, 4096)).astype(np.float32)))
+np.save(f"{out}/Bbf.npy", bf(rng.standard_normal((128, 4096)).astype(np.float32)))
+np.save(f"{out}/A8k.npy", e4m3((64, 8192))); np.save(f"{out}/B8k.npy", e4m3((64, 8192)))
+PY
+}
+
+# Raw cuBLASLt outputs for offline model fitting (docs/gemm.md: how the block-scale fold order
+# and the split-K rule were found; tests/gemm/data keeps a subset as a test oracle).
 probe() {
     mkdir -p "$OUT"
     export LD_LIBRARY_PATH=$CUDA/lib64:${LD_LIBRARY_PATH:-}
@@ -99,6 +123,7 @@ probe() {
 case "${1:-}" in
 build) build ;;
 run) run ;;
+probe-inputs) probe_inputs ;;
 probe) probe ;;
-*) echo "usage: gpu/device_gemm.sh build|run|probe" >&2; exit 2 ;;
+*) echo "usage: gpu/device_gemm.sh build|run|probe-inputs|probe" >&2; exit 2 ;;
 esac

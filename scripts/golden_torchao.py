@@ -120,6 +120,23 @@ def main():
             scale, data = nvfp4_quantize(t.contiguous(), 16, pts)
             save(f"nvfp4_{inp}_two", inp, "nvfp4:chain=torchao", "rows", scale, data)
 
+    # cuBLAS 128x4 scale layout: torchao to_blocked of the scales of a tensor whose scale grid is
+    # not a multiple of 128 x 4 (padding included)
+    from torchao.prototype.mx_formats.utils import to_blocked
+    rng = np.random.default_rng(7)
+    swz = (rng.standard_normal((200, 320)) * np.exp2(rng.uniform(-8, 8, (200, 1)))).astype(np.float32)
+    np.save(os.path.join(args.out, "in_swizzle.npy"), swz)
+    t = torch.from_numpy(swz)
+    for case, scheme, (scale, data) in (
+            ("swz_mx", "mxfp8-e4m3:rule=floor,ao=0.18",
+             to_mx(t, torch.float8_e4m3fn, 32, ScaleCalculationMode.FLOOR)),
+            ("swz_nvfp4", "nvfp4:chain=torchao",
+             nvfp4_quantize(t, 16, per_tensor_amax_to_scale(torch.max(torch.abs(t)))))):
+        save(case, "swizzle", scheme, "rows+cublas", scale, data)
+        blocked = to_blocked(scale.view(torch.uint8).view(200, -1)).flatten()
+        np.save(os.path.join(args.out, f"{case}_blocked.npy"),
+                np.ascontiguousarray(blocked.view(torch.uint8).numpy()))
+
     with open(os.path.join(args.out, "manifest.txt"), "w") as f:
         f.write(f"# made by scripts/golden_torchao.py with torch {torch.__version__}, "
                 f"torchao {torchao.__version__}, numpy {np.__version__} (CPU)\n")

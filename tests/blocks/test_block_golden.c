@@ -95,8 +95,9 @@ static int run_case(const char *dir, const char *cname, const char *input, const
     }
     fpsim_qopts o;
     fpsim_qopts_default(&o);
-    o.axis = strcmp(axis, "cols") == 0 ? FPSIM_AXIS_COLS : FPSIM_AXIS_ROWS;
-    o.want = 0;
+    o.axis = strncmp(axis, "cols", 4) == 0 ? FPSIM_AXIS_COLS : FPSIM_AXIS_ROWS;
+    const int cublas = strstr(axis, "+cublas") != NULL;
+    o.want = cublas ? FPSIM_QWANT_CUBLAS : 0;
     fpsim_qtensor q;
     memset(&q, 0, sizeof q);
     if (fpsim_block_quantize(&q, &s, (const float *)in.data, in.shape[0], in.shape[1], &o) !=
@@ -129,6 +130,24 @@ static int run_case(const char *dir, const char *cname, const char *input, const
             } else if (q.codes[i] != cd.data[i])
                 tc.failures++;
         }
+    if (cublas) {
+        /* torchao to_blocked of the scales: the cuBLAS 128x4 layout, padding included */
+        npy bl;
+        snprintf(path, sizeof path, "%s/%s_blocked.npy", dir, cname);
+        if (!npy_read(path, &bl)) {
+            test_fail(&tc, "%s: cannot read %s", cname, path);
+        } else {
+            size_t nb = q.cublas_rows * q.cublas_cols;
+            TEST_CHECK(&tc, nb == bl.nbytes, "%s: cuBLAS layout size %zu, torchao %zu", cname, nb, bl.nbytes);
+            size_t diff = 0;
+            for (size_t i = 0; nb == bl.nbytes && i < nb; i++)
+                diff += q.cublas_codes[i] != bl.data[i];
+            test_count(&tc, nb);
+            TEST_CHECK(&tc, diff == 0, "%s: %zu cuBLAS-layout bytes differ from torchao to_blocked", cname, diff);
+            bad += diff;
+            free(bl.data);
+        }
+    }
     fpsim_qtensor_free(&q);
     free(in.data);
     free(sc.data);

@@ -112,6 +112,28 @@ static void check_error_bound(const char *text, size_t rows, size_t cols, int ax
                 tc.failures++;
         }
     TEST_CHECK(&tc, q.stats.finite == rows * cols && q.stats.count == rows * cols, "%s stats count", text);
+    /* statistics against a naive long double pass over (x, dequant) */
+    {
+        long double s2 = 0, e2 = 0, e1 = 0, maxe = 0, amax = 0;
+        uint64_t flushed = 0;
+        for (size_t i = 0; i < rows * cols; i++) {
+            long double xv = x[i], dv = q.dequant[i], e = dv - xv;
+            s2 += xv * xv;
+            e2 += e * e;
+            e1 += e;
+            maxe = fabsl(e) > maxe ? fabsl(e) : maxe;
+            amax = fabsl(xv) > amax ? fabsl(xv) : amax;
+            flushed += x[i] != 0.0f && q.dequant[i] == 0.0f;
+        }
+        double sqnr = (double)(10.0L * log10l(s2 / e2));
+        TEST_CHECK(&tc, fabs(fpsim_qstats_sqnr_db(&q.stats) - sqnr) < 1e-9 * fabs(sqnr) + 1e-12 &&
+                            fabs(fpsim_qstats_mean_err(&q.stats) - (double)(e1 / (rows * cols))) <=
+                                1e-12 * (double)sqrtl(e2) &&
+                            q.stats.max_abs_err == (double)maxe && q.stats.amax == (double)amax &&
+                            q.stats.flushed == flushed,
+                   "%s stats: sqnr %.12g vs %.12g, flushed %llu vs %llu", text, fpsim_qstats_sqnr_db(&q.stats),
+                   sqnr, (unsigned long long)q.stats.flushed, (unsigned long long)flushed);
+    }
     (void)clipped;
     fpsim_qtensor_free(&q);
     free(x);

@@ -41,16 +41,16 @@ FPSIM_HD int32_t fpsim_core_max_i32(int32_t a, int32_t b) { return a > b ? a : b
 FPSIM_HD uint32_t fpsim_core_min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 FPSIM_HD uint32_t fpsim_core_max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
 
-/* Increment that rounds a significand to a multiple of 2^dd (1 <= dd <= 31) under a
+/* Increment that rounds a significand to a multiple of 2^dd (2 <= dd <= 32) under a
  * deterministic mode; `neg` is the sign used by directed rounding. RNE's tie rule uses the LSB of
  * the kept significand, hidden bit included. */
 FPSIM_HD uint32_t fpsim_core_round_increment32(uint32_t mode, uint32_t sig, uint32_t dd, uint32_t neg)
 {
-    const uint32_t half = 1u << (dd - 1);
-    const uint32_t away = (1u << dd) - 1u; /* any nonzero discarded bits carry into the kept part */
+    const uint32_t half_m1 = 0xFFFFFFFFu >> (33u - dd); /* 2^(dd-1) - 1 */
+    const uint32_t away = 0xFFFFFFFFu >> (32u - dd);    /* 2^dd - 1: any nonzero discarded bits carry */
     const uint32_t lsb = (sig >> dd) & 1u;
-    return mode == FPSIM_RNE   ? half - 1u + lsb
-           : mode == FPSIM_RNA ? half
+    return mode == FPSIM_RNE   ? half_m1 + lsb
+           : mode == FPSIM_RNA ? half_m1 + 1u
            : mode == FPSIM_RU  ? (neg ? 0u : away)
            : mode == FPSIM_RD  ? (neg ? away : 0u)
                                : 0u; /* FPSIM_RZ */
@@ -74,7 +74,8 @@ FPSIM_HD uint64_t fpsim_core_round_increment64(uint32_t mode, uint64_t sig, uint
 FPSIM_HD uint32_t fpsim_core_pack(const fpsim_spec *s, uint32_t mode, uint32_t sign, uint32_t mag,
                                   uint32_t full_rules)
 {
-    const uint32_t neg = sign & s->is_signed;
+    /* Only E8M0 is unsigned, and it always takes the full rules. */
+    const uint32_t neg = full_rules ? sign & s->is_signed : sign;
     const uint32_t sign_code = neg << (s->bits - 1);
     /* IEEE 754 directed rounding: overflow toward zero stops at the largest finite value. */
     const uint32_t toward_zero = (mode == FPSIM_RZ) | ((mode == FPSIM_RU) & neg) |
@@ -116,8 +117,9 @@ FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t
     /* k = e - emin (e = unbiased exponent, emin = 1 - bias the target's smallest normal). */
     const int32_t k = (int32_t)fpsim_core_max_u32(ef, 1) - (128 - (int32_t)s->bias);
 
-    /* 2. Bits to drop: wider when the result is subnormal in the target. */
-    const uint32_t d = 23u - mbits + (uint32_t)fpsim_core_max_i32(-k, 0); /* >= 13 */
+    /* 2. Bits to drop: wider when the result is subnormal in the target (k < 0). */
+    const int32_t d_normal = 23 - (int32_t)mbits;
+    const uint32_t d = (uint32_t)fpsim_core_max_i32(d_normal - k, d_normal); /* >= 13 */
 
     /* 3. Round the significand to a multiple of 2^d. */
     uint32_t q;
@@ -137,7 +139,7 @@ FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t
         /* Capping d at 26 is exact: sig < 2^24, so for d >= 25 nearest modes give 0 and directed
          * modes give 0 or 1 exactly as with the true d. */
         const uint32_t dd = fpsim_core_min_u32(d, 26);
-        const uint32_t inc = fpsim_core_round_increment32(mode, sig, dd, sign & s->is_signed);
+        const uint32_t inc = fpsim_core_round_increment32(mode, sig, dd, full_rules ? sign & s->is_signed : sign);
         q = (sig + inc) >> dd;
     }
 

@@ -139,6 +139,17 @@ typedef struct fpsim_gemm_args {
 fpsim_status fpsim_gemm_tn_ex(float *C, const float *A, const float *B, size_t M, size_t N, size_t K,
                               const fpsim_accum *accum, const fpsim_gemm_args *args);
 
+/* Any BLAS layout (row-major, like cblas with CblasRowMajor and the replay's fpsim_gemm_call):
+ *   C (M x N, row stride ldc) = op(A) (M x K) * op(B) (K x N),
+ *   op(A) = A (stored M x K, row stride lda) if !trans_a, else A^T (A stored K x M);
+ *   op(B) = B (stored K x N, row stride ldb) if !trans_b, else B^T (B stored N x K).
+ * The operands are copied into the K-contiguous TN layout and passed to fpsim_gemm_tn_ex, so the
+ * bits are those of fpsim_gemm_tn_ex on op(A) and op(B)^T. Block scales in args index (row of
+ * op(A) or column of op(B), 128-block of K) as in fpsim_gemm_scales, whatever the storage. */
+fpsim_status fpsim_gemm_blas(float *C, size_t ldc, const float *A, size_t lda, int trans_a, const float *B,
+                             size_t ldb, int trans_b, size_t M, size_t N, size_t K, const fpsim_accum *accum,
+                             const fpsim_gemm_args *args);
+
 /* Check that every value of x is exact in `fmt` (one of e4m3, e5m2, bf16, f16). On failure
  * returns FPSIM_EDATA naming `what`, the index and the value of the first offender. */
 fpsim_status fpsim_gemm_check_exact(const float *x, size_t n, fpsim_format_id fmt, const char *what);

@@ -334,6 +334,37 @@ static void test_block_scales(void)
           "fast accumulation with block scales must be refused");
 }
 
+/* 5d. fpsim_gemm_blas: every transpose combination and a padded ldc give the bits of
+ *     fpsim_gemm_tn on the same matrices laid out by hand. */
+static void test_blas_layouts(void)
+{
+    enum { M = 5, N = 4, K = 96, LDC = 7 };
+    float A[M * K], B[N * K], At[K * M], Bt[K * N], want[M * N], C[M * LDC];
+    for (int i = 0; i < M * K; i++) A[i] = rand_e4m3(2, 12);
+    for (int i = 0; i < N * K; i++) B[i] = rand_e4m3(2, 12);
+    for (int i = 0; i < M; i++)
+        for (int k = 0; k < K; k++) At[k * M + i] = A[i * K + k];
+    for (int j = 0; j < N; j++)
+        for (int k = 0; k < K; k++) Bt[k * N + j] = B[j * K + k];
+    fpsim_accum m = model("hopper-qgmma:fast");
+    fpsim_gemm_tn(want, A, B, M, N, K, &m, 0.5f, 3.0f, FPSIM_E4M3, 1);
+    fpsim_gemm_args args = {FPSIM_E4M3, FPSIM_E4M3, 0.5f, 3.0f, NULL, NULL, 1};
+    for (int ta = 0; ta <= 1; ta++)
+        for (int tb = 0; tb <= 1; tb++) {
+            /* op(A) = A: A stored M x K; op(A) = A^T: stored K x M (At). op(B) = B: stored K x N
+             * (Bt); op(B) = B^T: stored N x K (B). */
+            const float *a = ta ? At : A, *b = tb ? B : Bt;
+            size_t lda = ta ? M : K, ldb = tb ? K : N;
+            for (int i = 0; i < M * LDC; i++) C[i] = -1.0f;
+            CHECK(fpsim_gemm_blas(C, LDC, a, lda, ta, b, ldb, tb, M, N, K, &m, &args) == FPSIM_OK, "%s",
+                  fpsim_last_error());
+            int bad = 0;
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) bad += bits_of(C[i * LDC + j]) != bits_of(want[i * N + j]);
+            CHECK(bad == 0 && C[N] == -1.0f, "fpsim_gemm_blas trans_a=%d trans_b=%d: %d outputs differ", ta, tb, bad);
+        }
+}
+
 int main(void)
 {
     test_h200_cases();
@@ -343,6 +374,7 @@ int main(void)
     test_special_values();
     test_inputs_and_names();
     test_block_scales();
+    test_blas_layouts();
     if (failures) {
         fprintf(stderr, "test_gemm_model: %d failure(s)\n", failures);
         return 1;

@@ -81,7 +81,8 @@ typedef struct fpsim_accum {
     fpsim_fold fold;  /* block-scaled fold order (used only with block scales) */
     int splitk;       /* > 1: K cut into splitk chunks of ceil(K / (splitk*128)) * 128 elements, each
                          reduced by the model from zero, the partial fp32 results summed in order
-                         (cuBLASLt split-K with reduction scheme COMPUTE_TYPE, measured) */
+                         (cuBLASLt split-K with reduction scheme COMPUTE_TYPE, measured); the fp64
+                         reference ignores it, the BLAS fp32 model refuses it */
     char name[64];    /* canonical name, e.g. "hopper-qgmma:promote=128" */
 } fpsim_accum;
 

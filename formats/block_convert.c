@@ -67,21 +67,20 @@ void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s)
 FPSIM_CLONES
 uint32_t fpsim_block_amax_bits(const float *restrict x, size_t n, int *saw_nan)
 {
-    /* |x| of non-NaN floats orders like its bits; NaN bits are above 0x7F800000 */
-    uint32_t m = 0, nan = 0;
+    /* |x| of non-NaN floats orders like its bits (as signed integers, all < 2^31) */
+    int32_t m = 0, nan = 0;
     for (size_t i = 0; i < n; i++) {
-        const uint32_t ab = f2u(x[i]) & 0x7FFFFFFFu;
-        const uint32_t isnan_ = ab > 0x7F800000u;
-        nan |= isnan_;
-        const uint32_t v = isnan_ ? 0u : ab;
+        const int32_t ab = (int32_t)(f2u(x[i]) & 0x7FFFFFFFu);
+        nan |= ab > 0x7F800000;
+        const int32_t v = ab > 0x7F800000 ? 0 : ab;
         m = v > m ? v : m;
     }
-    *saw_nan |= (int)nan;
-    return m;
+    *saw_nan |= nan != 0;
+    return (uint32_t)m;
 }
 
 /* The vector loop: codes of n elements, element i scaled by fv[i] (finite, nonzero). */
-static inline uint32_t fast_loop(uint8_t *restrict codes, const float *restrict x,
+static inline __attribute__((always_inline)) uint32_t fast_loop(uint8_t *restrict codes, const float *restrict x,
                                  const float *restrict fv, size_t n, const fpsim_block_fast *fc,
                                  uint32_t satbits, uint32_t *slow)
 {
@@ -116,7 +115,7 @@ static inline uint32_t fast_loop(uint8_t *restrict codes, const float *restrict 
 /* Chunks of up to FV elements with their factors expanded, one long vector loop each. */
 enum { FV = 1024 };
 
-static uint64_t fast_expand(uint8_t *restrict codes, const float *restrict x, size_t n, size_t bs,
+static inline __attribute__((always_inline)) uint64_t fast_expand(uint8_t *restrict codes, const float *restrict x, size_t n, size_t bs,
                             const float *restrict fs, const fpsim_block_fast *fc, uint32_t satbits,
                             uint32_t *slow)
 {
@@ -187,32 +186,22 @@ uint64_t fpsim_block_fast_row(uint8_t *restrict codes, const float *restrict x, 
     return sat;
 }
 
-static inline void amax_row_bs(const float *restrict x, size_t n, const size_t BS, uint32_t *restrict m,
-                               uint8_t *restrict nan)
+static inline __attribute__((always_inline)) void amax_row_bs(const float *restrict x, size_t n,
+                                                              const size_t BS, uint32_t *restrict m,
+                                                              uint8_t *restrict nan)
 {
-    /* NaN lanes are replaced by 0 before a float max of non-negative non-NaN values, which orders
-     * exactly like their bits (maxps on SSE2, no unsigned integer max needed) */
+    /* |x| bits as signed 32-bit integers (all < 2^31) order like the values; NaN lanes count 0 */
     for (size_t b = 0; b * BS < n; b++) {
         const size_t len = (b + 1) * BS <= n ? BS : n - b * BS;
         const float *xb = x + b * BS;
-        float mm = 0.0f;
-        uint32_t nn = 0;
-        if (len == BS) {
-            for (size_t i = 0; i < BS; i++) {
-                const uint32_t ab = f2u(xb[i]) & 0x7FFFFFFFu;
-                nn |= (uint32_t)(ab > 0x7F800000u);
-                const float v = u2f(ab > 0x7F800000u ? 0u : ab);
-                mm = v > mm ? v : mm;
-            }
-        } else {
-            for (size_t i = 0; i < len; i++) {
-                const uint32_t ab = f2u(xb[i]) & 0x7FFFFFFFu;
-                nn |= (uint32_t)(ab > 0x7F800000u);
-                const float v = u2f(ab > 0x7F800000u ? 0u : ab);
-                mm = v > mm ? v : mm;
-            }
+        int32_t mm = 0, nn = 0;
+        for (size_t i = 0; i < len; i++) {
+            const int32_t ab = (int32_t)(f2u(xb[i]) & 0x7FFFFFFFu);
+            nn |= ab > 0x7F800000;
+            const int32_t v = ab > 0x7F800000 ? 0 : ab;
+            mm = v > mm ? v : mm;
         }
-        m[b] = f2u(mm);
+        m[b] = (uint32_t)mm;
         nan[b] = (uint8_t)(nn != 0);
     }
 }

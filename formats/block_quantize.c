@@ -367,7 +367,12 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
     p.bf16_in = opt.input_bf16;
     p.group_sat = counters;
     p.group_zero = counters + ngroups;
-    float amax = opt.global_amax_given ? opt.global_amax : tensor_amax(src, qrows * qcols, s->nan);
+    /* the tensor amax: needed by NVFP4 and per-tensor FP8 (and reported); the stats pass finds
+     * it too, so block kinds skip this pass when they need neither */
+    const int need_amax = s->kind == FPSIM_KIND_NVFP4 || s->kind == FPSIM_KIND_FP8_TENSOR;
+    float amax = opt.global_amax_given ? opt.global_amax
+                 : need_amax           ? tensor_amax(src, qrows * qcols, s->nan)
+                                       : NAN;
     out->global_amax = amax;
     out->s_enc = 1.0f;
     out->global_scale = 1.0f;
@@ -431,6 +436,8 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
             out->stats.zero_blocks += p.group_zero[g];
         }
         out->stats.blocks = s->kind == FPSIM_KIND_FP8_TENSOR ? 1 : nsc;
+        if (!need_amax && !opt.global_amax_given)
+            out->global_amax = (float)out->stats.amax; /* NaN inputs excluded here */
         if (s->kind == FPSIM_KIND_FP8_TENSOR)
             out->stats.zero_blocks = amax == 0.0f;
     }

@@ -195,7 +195,9 @@ typedef struct fpsim_qtensor {
     float *cublas_f32;     /* block FP8 */
     /* Per-tensor values. NVFP4: global_amax, s_enc = 2688/amax (TE) and global_scale = the
      * per-tensor dequantization factor (TE S_dec = 1/S_enc; torchao per_tensor_scale).
-     * fp8-tensor: tensor_scale = multiplier applied before the cast, global_scale = scale_inv. */
+     * fp8-tensor: tensor_scale = multiplier applied before the cast, global_scale = scale_inv.
+     * global_amax is the tensor amax under the scheme's NaN policy (MX and block FP8: from the
+     * statistics, NaN when neither statistics nor the caller's amax were asked for). */
     float global_amax;
     float s_enc;
     float global_scale;

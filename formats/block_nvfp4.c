@@ -184,6 +184,25 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t r)
         uint32_t mb[NB];
         uint8_t nanb[NB];
         fpsim_block_amax_row(xr + c0, c1 - c0, tc, mb, nanb);
+        if (s->chain == FPSIM_NVFP4_TE) {
+            /* the TE chain's block scales as runs: d = amax * (S_enc * fp32(1/6)), one E4M3
+             * conversion pass, enc = fminf(1 / (float(s) * S_dec), FLT_MAX) */
+            float dv[NB];
+            uint8_t sc[NB];
+            const float mul = p->s_enc * (1.0f / 6.0f);
+            for (size_t k = 0; k < nb; k++) {
+                const float amax = (nanb[k] && s->nan == FPSIM_NAN_PROPAGATE) ? NAN : u2f(mb[k]);
+                dv[k] = fminf(amax * mul, FLT_MAX);
+                zero += amax == 0.0f;
+            }
+            fpsim_block_fast_run(sc, dv, nb, 1.0f, &p->fast_scale, 448.0f);
+            for (size_t k = 0; k < nb; k++) {
+                const float sf = p->scale_lut[sc[k]];
+                fs[k] = fminf(1.0f / (sf * p->s_dec), FLT_MAX);
+                o->scale_codes[r * o->scols + b0 + k] = sc[k];
+                o->scale_inv[r * o->scols + b0 + k] = sf;
+            }
+        } else {
         for (size_t k = 0; k < nb; k++) {
             const int saw_nan = nanb[k];
             const uint32_t m = mb[k];
@@ -195,6 +214,7 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t r)
             zero += amax == 0.0f;
             o->scale_codes[r * o->scols + b0 + k] = (uint8_t)scode;
             o->scale_inv[r * o->scols + b0 + k] = sf;
+        }
         }
         if (all_fast) {
             sat += fpsim_block_fast_row(tmp, xr + c0, c1 - c0, tc, fs, &p->fast, 6.0f);

@@ -115,6 +115,8 @@ static fpsim_status make_plan_specs(fpsim_block_plan *p)
                              FPSIM_RNE, 0);
         if (st != FPSIM_OK)
             return st;
+        fpsim_block_fast_init(&p->fast_scale, &p->scale8);
+        fpsim_block_decode_table(p->scale_lut, &p->scale8);
     }
     p->elem_max = s->kind == FPSIM_KIND_NVFP4 ? 6.0f : fpsim_block_elem_max(s->elem);
     fpsim_block_decode_table(p->elem_lut, &p->elem);

@@ -307,6 +307,8 @@ typedef struct fpsim_block_plan {
     float tscale, tscale_inv; /* fp8-tensor: multiplier and scale_inv */
     float elem_lut[256];  /* decoded element codes */
     fpsim_block_fast fast; /* element conversion of runs (from elem) */
+    fpsim_block_fast fast_scale; /* NVFP4 E4M3 block-scale conversion of runs (from scale8) */
+    float scale_lut[256];  /* decoded NVFP4 scale codes */
     uint64_t *group_sat;  /* per group: elements clipped */
     uint64_t *group_zero; /* per group: blocks with amax 0 */
 } fpsim_block_plan;

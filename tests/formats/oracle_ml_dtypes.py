@@ -15,6 +15,7 @@ Exit 0 pass, 1 mismatch, 2 usage, 77 skipped (ml_dtypes not importable).
 """
 import argparse
 import concurrent.futures
+import os
 import subprocess
 import sys
 import time
@@ -105,12 +106,18 @@ def near_thresholds(dt):
     return np.concatenate([near, near | np.uint32(0x80000000)])
 
 
+def cpu_seconds():
+    """CPU seconds of this process and of the finished fpsim children."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def sweep_f32(fpsim, fmt, dtname, stride, pool):
     dt = dtype_of(dtname)
     full = stride == 1
     m = Mismatches(f"f32->{fmt} ml_dtypes vs {dtname}.astype"
                    + ("" if full else f" (every {stride}th + near thresholds)"))
-    t0 = time.time()
+    t0, c0 = time.time(), cpu_seconds()
     chunks = []
     step = CHUNK * stride
     for start in range(0, 1 << 32, step):
@@ -133,7 +140,8 @@ def sweep_f32(fpsim, fmt, dtname, stride, pool):
             return 1
         m.compare(xb, got, want, lambda b: f"0x{int(b):08x}")
     rc = m.summary()
-    print(f"     {fmt}: {m.checks} inputs in {time.time() - t0:.1f} s", flush=True)
+    print(f"     {fmt}: {m.checks} inputs in {time.time() - t0:.1f} s wall, "
+          f"{cpu_seconds() - c0:.1f} s cpu", flush=True)
     return rc
 
 

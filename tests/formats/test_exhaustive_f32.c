@@ -267,7 +267,7 @@ static int sweep_run(const sweep_case *c, uint64_t stride)
         }
         sw->nmodes++;
     }
-    double t0 = test_seconds();
+    double t0 = test_seconds(), c0 = test_cpu_seconds();
     int nthreads = test_threads();
     pthread_t th[256];
     atomic_init(&sw->next_chunk, 0);
@@ -275,7 +275,7 @@ static int sweep_run(const sweep_case *c, uint64_t stride)
         pthread_create(&th[t], NULL, sweep_worker, sw);
     for (int t = 0; t < nthreads; t++)
         pthread_join(th[t], NULL);
-    double dt = test_seconds() - t0;
+    double dt = test_seconds() - t0, dc = test_cpu_seconds() - c0;
     for (int j = 0; j < sw->nmodes; j++) {
         failed += test_summary(&sw->tc[j]);
         for (int neg = 0; neg < 2; neg++) {
@@ -283,7 +283,8 @@ static int sweep_run(const sweep_case *c, uint64_t stride)
             free(sw->bp32[j][neg]);
         }
     }
-    printf("     %s/%s: %d mode(s) in %.1f s\n", c->format, c->policy, sw->nmodes, dt);
+    printf("     %s/%s: %d mode(s) in %.1f s wall, %.1f s cpu\n", c->format, c->policy, sw->nmodes,
+           dt, dc);
     fflush(stdout);
     free(sw->grid);
     free(sw);

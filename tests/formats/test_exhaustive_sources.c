@@ -214,7 +214,7 @@ int main(void)
     test_counter_reset(&tc16, "bf16/f16 sources, all 2^16");
     test_counter_reset(&tc64, "f64 sources near every threshold + random");
     test_counter_reset(&tcdec, "decode of every code");
-    double t0 = test_seconds();
+    double t0 = test_seconds(), c0 = test_cpu_seconds();
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const ref_rules *rr = ref_rules_find(cases[c].format, cases[c].policy);
         if (!rr) {
@@ -237,6 +237,7 @@ int main(void)
     }
     check_decode();
     int failed = test_summary(&tc16) + test_summary(&tc64) + test_summary(&tcdec);
-    printf("     sources and decode in %.1f s\n", test_seconds() - t0);
+    printf("     sources and decode in %.1f s wall, %.1f s cpu\n", test_seconds() - t0,
+           test_cpu_seconds() - c0);
     return failed ? 1 : 0;
 }

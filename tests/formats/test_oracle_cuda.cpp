@@ -229,7 +229,7 @@ int run_f32(const oracle_case &c, uint64_t stride_sampled, bool sampled_all)
     sw.stride = full ? 1 : stride_sampled;
     std::vector<uint32_t> extra = full ? std::vector<uint32_t>() : near_thresholds(c.format);
     sw.extra = &extra;
-    double t0 = test_seconds();
+    double t0 = test_seconds(), c0 = test_cpu_seconds();
     int nthreads = test_threads();
     std::vector<pthread_t> th(nthreads);
     for (auto &t : th)
@@ -237,8 +237,9 @@ int run_f32(const oracle_case &c, uint64_t stride_sampled, bool sampled_all)
     for (auto &t : th)
         pthread_join(t, nullptr);
     int failed = test_summary(&sw.tc);
-    std::printf("     %s/%s/%s %s in %.1f s\n", c.format, c.policy, c.mode,
-                full ? "all 2^32 inputs" : "sampled + near thresholds", test_seconds() - t0);
+    std::printf("     %s/%s/%s %s in %.1f s wall, %.1f s cpu\n", c.format, c.policy, c.mode,
+                full ? "all 2^32 inputs" : "sampled + near thresholds", test_seconds() - t0,
+                test_cpu_seconds() - c0);
     return failed;
 }
 

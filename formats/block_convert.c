@@ -42,7 +42,8 @@ void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s)
 {
     memset(fc, 0, sizeof *fc);
     fc->spec = *s;
-    const int eligible = s->round == FPSIM_RNE && s->bits <= 8 && s->is_signed &&
+    const int eligible = (s->round == FPSIM_RNE || (s->round == FPSIM_SR && s->sr_bits <= 8)) &&
+                         s->bits <= 8 && s->is_signed &&
                          s->specials != FPSIM_SPECIALS_FNUZ && s->specials != FPSIM_SPECIALS_E8M0 &&
                          !(s->flags & (FPSIM_SPEC_UNSIGNED_ZERO | FPSIM_SPEC_NEGZERO_IN_POS)) &&
                          s->mbits >= 1 && s->mbits <= 7;
@@ -54,6 +55,8 @@ void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s)
     fc->maxbits = fpsim_decode_f32(s->max_mag, s);
     fc->sub_mul = u2f((uint32_t)(127 + s->mbits + s->bias - 1) << 23); /* 2^(mbits - emin) */
     fc->sign_shift = (uint32_t)s->bits - 1u;
+    fc->max_mag = s->max_mag;
+    fc->sr = s->round == FPSIM_SR;
 }
 
 /* x86-64: an AVX2 clone beside the SSE2 one, picked at load time. Integer ops and single IEEE
@@ -151,7 +154,7 @@ uint64_t fpsim_block_fast_run(uint8_t *restrict codes, const float *restrict x, 
                               const fpsim_block_fast *fc, float satmax)
 {
     uint64_t sat = 0;
-    if (!fc->ok || !isfinite(f) || f == 0.0f) {
+    if (!fc->ok || fc->sr || !isfinite(f) || f == 0.0f) {
         /* core for everything (f NaN/0/Inf never reaches here from the kernels, but be total) */
         for (size_t i = 0; i < n; i++) {
             float y = x[i] * f;
@@ -171,7 +174,7 @@ FPSIM_CLONES
 uint64_t fpsim_block_fast_row(uint8_t *restrict codes, const float *restrict x, size_t n, size_t bs,
                               const float *restrict fs, const fpsim_block_fast *fc, float satmax)
 {
-    if (!fc->ok) {
+    if (!fc->ok || fc->sr) {
         uint64_t sat = 0;
         for (size_t c0 = 0; c0 < n; c0 += bs)
             sat += fpsim_block_fast_run(codes + c0, x + c0, c0 + bs < n ? bs : n - c0, fs[c0 / bs], fc,
@@ -216,4 +219,60 @@ void fpsim_block_amax_row(const float *restrict x, size_t n, size_t bs, uint32_t
     case 128: amax_row_bs(x, n, 128, m, nan); break;
     default: amax_row_bs(x, n, bs, m, nan); break;
     }
+}
+
+/* Stochastic rounding (the core's rule: the random bits r, at most 8 of them at the top of the
+ * word, are added at the top of the discarded field, then truncate) of a run scaled by f:
+ * q = floor((sig * 2^(32-d) + r) / 2^32) in 32-bit integers, d = the dropped bits (wider for
+ * results subnormal in the target). With 8 random bits and d > 32 nothing can carry (sig >>
+ * (d - 32) < 2^23), so q = 0. NaN, Inf, |y| > max and a carry past max go to the core. */
+FPSIM_CLONES
+uint64_t fpsim_block_fast_sr_run(uint8_t *restrict codes, const float *restrict x, size_t n, float f,
+                                 const uint32_t *restrict rbits, const fpsim_block_fast *fc,
+                                 float satmax)
+{
+    uint64_t sat = 0;
+    if (!fc->ok || !fc->sr || !isfinite(f) || f == 0.0f) {
+        for (size_t i = 0; i < n; i++) {
+            float y = x[i] * f;
+            sat += (uint64_t)(isfinite(x[i]) && fabsf(y) > satmax);
+            codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, rbits[i]);
+        }
+        return sat;
+    }
+    const uint32_t m = fc->mbits, ebmin = fc->ebmin, maxbits = fc->maxbits, sh = fc->sign_shift;
+    const uint32_t max_mag = fc->max_mag, satbits = f2u(satmax);
+    const uint32_t rmask = 0xFFFFFFFFu << (32u - fc->spec.sr_bits);
+    uint32_t slow = 0, nsat = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float y = x[i] * f;
+        const uint32_t b = f2u(y);
+        const uint32_t ab = b & 0x7FFFFFFFu;
+        const uint32_t a = ab < maxbits ? ab : maxbits;
+        const uint32_t ef = a >> 23;
+        const uint32_t sig = (a & 0x7FFFFFu) | ((uint32_t)(ef != 0) << 23);
+        const uint32_t e1 = ef + (ef == 0);
+        const uint32_t extra = ebmin > e1 ? ebmin - e1 : 0u;
+        const uint32_t d = 23u - m + extra;
+        const uint32_t dc = d < 32u ? d : 32u;
+        const uint32_t hi = d < 32u ? sig >> dc : 0u;
+        const uint32_t frac = sig << (32u - dc);
+        const uint32_t r = rbits[i] & rmask;
+        const uint32_t carry = (d <= 32u) & ((uint32_t)(frac + r) < frac);
+        const uint32_t mag = ((e1 > ebmin ? e1 - ebmin : 0u) << m) + hi + carry;
+        codes[i] = (uint8_t)(mag | ((b >> 31) << sh));
+        slow |= (uint32_t)(ab > maxbits) | (uint32_t)(mag > max_mag);
+        nsat += (uint32_t)(((f2u(x[i]) & 0x7FFFFFFFu) < 0x7F800000u) & (ab > satbits) &
+                           (ab <= 0x7F800000u));
+    }
+    sat = nsat;
+    if (slow)
+        for (size_t i = 0; i < n; i++) {
+            const float y = x[i] * f;
+            const uint32_t ab = f2u(y) & 0x7FFFFFFFu;
+            /* a carry past max needs |y| >= max (|y| below max rounds up to max at most) */
+            if (ab >= maxbits)
+                codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, rbits[i]);
+        }
+    return sat;
 }

@@ -267,26 +267,31 @@ void fpsim_block_nvfp4_group(const fpsim_block_plan *p, size_t g)
             const float *x = p->src + r * p->qcols + c0;
             const size_t n = c1 - c0;
             if (s->sr) {
-                /* element i of the stored operand: byte (i mod 4) of word i / 4 */
-                const fpsim_spec sp = p->elem_sr;
+                /* element i of the stored operand: byte (i mod 4) of the word
+                 * fpsim_sr_word(seed, stream, i / 4) = word (i/4) & 3 of the Philox block with
+                 * counter i / 16, computed once per 16 elements */
                 const uint64_t i0 = (uint64_t)r * p->qcols + c0;
                 const uint32_t key[2] = {(uint32_t)p->seed, (uint32_t)(p->seed >> 32)};
-                uint32_t words[4] = {0, 0, 0, 0};
+                uint32_t words[4] = {0, 0, 0, 0}, rb[16];
                 uint64_t have = ~(uint64_t)0;
                 for (size_t i = 0; i < n; i++) {
                     const uint64_t k = i0 + i;
-                    /* fpsim_sr_word(seed, stream, k / 4): word (k/4) & 3 of the Philox block
-                     * with counter k / 16, computed once per 16 elements */
                     if ((k >> 4) != have) {
                         have = k >> 4;
                         const uint32_t ctr[4] = {(uint32_t)have, (uint32_t)(have >> 32), p->stream, 0};
                         fpsim_philox4x32_10(ctr, key, words);
                     }
-                    const float y = fast ? x[i] * enc : mul_torch(x[i], enc);
-                    const uint32_t w = words[(k >> 2) & 3u];
-                    const uint32_t byte = (w >> (8u * (uint32_t)(k & 3u))) & 0xFFu;
-                    sat += isfinite(x[i]) && fabsf(y) > 6.0f;
-                    tmp[i] = (uint8_t)fpsim_round_f32(f2u(y), &sp, byte << 24);
+                    rb[i] = ((words[(k >> 2) & 3u] >> (8u * (uint32_t)(k & 3u))) & 0xFFu) << 24;
+                }
+                if (fast) {
+                    sat += fpsim_block_fast_sr_run(tmp, x, n, enc, rb, &p->fast_sr, 6.0f);
+                } else {
+                    const fpsim_spec sp = p->elem_sr;
+                    for (size_t i = 0; i < n; i++) {
+                        const float y = mul_torch(x[i], enc);
+                        sat += isfinite(x[i]) && fabsf(y) > 6.0f;
+                        tmp[i] = (uint8_t)fpsim_round_f32(f2u(y), &sp, rb[i]);
+                    }
                 }
             } else if (fast) {
                 /* torchao's clamp to +-6 before f32_to_f4_unpacked changes no code: its

@@ -111,6 +111,7 @@ static fpsim_status make_plan_specs(fpsim_block_plan *p)
         st = fpsim_spec_make(&p->elem_sr, FPSIM_E2M1, cast, FPSIM_SR, 8);
         if (st != FPSIM_OK)
             return st;
+        fpsim_block_fast_init(&p->fast_sr, &p->elem_sr);
         st = fpsim_spec_make(&p->scale8, FPSIM_E4M3, s->chain == FPSIM_NVFP4_TE ? "nv" : "torch",
                              FPSIM_RNE, 0);
         if (st != FPSIM_OK)

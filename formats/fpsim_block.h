@@ -271,6 +271,8 @@ typedef struct fpsim_block_fast {
     int ok;              /* the fast path applies to this spec */
     uint32_t mbits, ebmin, maxbits, sign_shift;
     float sub_mul;       /* 2^(mbits - emin) */
+    uint32_t max_mag;    /* largest finite magnitude code */
+    int sr;              /* the spec rounds stochastically (fpsim_block_fast_sr_run) */
 } fpsim_block_fast;
 void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s);
 /* codes[i] = round(x[i] * f) for f finite and nonzero (then x * f has the same bits whatever the
@@ -286,6 +288,11 @@ uint64_t fpsim_block_fast_row(uint8_t *restrict codes, const float *restrict x, 
  * the block holds a NaN. */
 void fpsim_block_amax_row(const float *restrict x, size_t n, size_t bs, uint32_t *restrict m,
                           uint8_t *restrict nan);
+/* Stochastic rounding of a run scaled by f with the random word rbits[i] of element i (the
+ * spec's sr_bits <= 8 at the top). */
+uint64_t fpsim_block_fast_sr_run(uint8_t *restrict codes, const float *restrict x, size_t n, float f,
+                                 const uint32_t *restrict rbits, const fpsim_block_fast *fc,
+                                 float satmax);
 /* Bits of max |x| over the non-NaN elements of a run (0 if none); *saw_nan |= any NaN. */
 uint32_t fpsim_block_amax_bits(const float *restrict x, size_t n, int *saw_nan);
 typedef struct fpsim_block_plan {
@@ -307,6 +314,7 @@ typedef struct fpsim_block_plan {
     float tscale, tscale_inv; /* fp8-tensor: multiplier and scale_inv */
     float elem_lut[256];  /* decoded element codes */
     fpsim_block_fast fast; /* element conversion of runs (from elem) */
+    fpsim_block_fast fast_sr; /* NVFP4 stochastic-rounding conversion of runs (from elem_sr) */
     fpsim_block_fast fast_scale; /* NVFP4 E4M3 block-scale conversion of runs (from scale8) */
     float scale_lut[256];  /* decoded NVFP4 scale codes */
     uint64_t *group_sat;  /* per group: elements clipped */

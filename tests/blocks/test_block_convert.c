@@ -17,9 +17,15 @@ static test_counter tc = TEST_COUNTER_INIT("block fast conversion vs core");
 
 enum { CHUNK = 4096 };
 
+static void check_chunk_sr(const fpsim_block_fast *fc, const float *x, size_t n, float f, const char *what);
+
 static void check_chunk(const fpsim_block_fast *fc, const float *x, size_t n, float f, const char *what)
 {
     uint8_t got[CHUNK];
+    if (fc->sr) {
+        check_chunk_sr(fc, x, n, f, what);
+        return;
+    }
     fpsim_block_fast_run(got, x, n, f, fc, 1e30f);
     for (size_t i = 0; i < n; i++) {
         uint32_t want = fpsim_round_f32(test_f32_bits(x[i] * f), &fc->spec, 0);
@@ -27,6 +33,24 @@ static void check_chunk(const fpsim_block_fast *fc, const float *x, size_t n, fl
         if (got[i] != (uint8_t)want)
             test_fail(&tc, "%s x=0x%08x f=%a: fast 0x%02x, core 0x%02x", what, test_f32_bits(x[i]), (double)f,
                       got[i], want);
+    }
+}
+
+static uint64_t g_rng = 99;
+
+static void check_chunk_sr(const fpsim_block_fast *fc, const float *x, size_t n, float f, const char *what)
+{
+    uint8_t got[CHUNK];
+    static uint32_t rb[CHUNK];
+    for (size_t i = 0; i < n; i++)
+        rb[i] = (uint32_t)test_splitmix64(&g_rng) & 0xFF000000u;
+    fpsim_block_fast_sr_run(got, x, n, f, rb, fc, 1e30f);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t want = fpsim_round_f32(test_f32_bits(x[i] * f), &fc->spec, rb[i]);
+        tc.checks++;
+        if (got[i] != (uint8_t)want)
+            test_fail(&tc, "%s SR x=0x%08x f=%a r=0x%08x: fast 0x%02x, core 0x%02x", what, test_f32_bits(x[i]),
+                      (double)f, rb[i], got[i], want);
     }
 }
 
@@ -83,7 +107,7 @@ int main(int argc, char **argv)
 {
     int exhaustive = argc > 1 && strcmp(argv[1], "exhaustive") == 0;
     static const int fmts[] = {FPSIM_E4M3, FPSIM_E5M2, FPSIM_E2M3, FPSIM_E3M2, FPSIM_E2M1};
-    static const fpsim_round modes[] = {FPSIM_RNE, FPSIM_RNA};
+    static const fpsim_round modes[] = {FPSIM_RNE, FPSIM_RNA, FPSIM_SR};
     int fast_specs = 0;
     for (size_t fi = 0; fi < 5; fi++) {
         char names[512];
@@ -91,16 +115,16 @@ int main(int argc, char **argv)
         for (char *p = strtok(names, ", "); p; p = strtok(NULL, ", ")) {
             char pol[32];
             snprintf(pol, sizeof pol, "%s", p);
-            for (size_t mi = 0; mi < 2; mi++) {
+            for (size_t mi = 0; mi < 3; mi++) {
                 fpsim_spec s;
-                if (fpsim_spec_make(&s, (fpsim_format_id)fmts[fi], pol, modes[mi], 0) != FPSIM_OK)
+                if (fpsim_spec_make(&s, (fpsim_format_id)fmts[fi], pol, modes[mi], mi == 2 ? 8 : 0) != FPSIM_OK)
                     continue;
                 fpsim_block_fast fc;
                 fpsim_block_fast_init(&fc, &s);
                 fast_specs += fc.ok;
                 char what[96];
                 snprintf(what, sizeof what, "%s %s %s%s", fpsim_format_get((fpsim_format_id)fmts[fi])->name, pol,
-                         mi ? "rna" : "rne", fc.ok ? "" : " (core path)");
+                         mi == 2 ? "sr8" : mi ? "rna" : "rne", fc.ok ? "" : " (core path)");
                 if (!exhaustive || fc.ok)
                     sweep_spec(&s, what, exhaustive);
             }

@@ -95,7 +95,7 @@ static fpsim_status bv_estimate(bv_work *w, const bv_case *c, const fpsim_scheme
                                 uint64_t seed)
 {
     uint32_t sa = fpsim_replay_stream(cfg->layer, cfg->site, FPSIM_PASS_WGRAD, FPSIM_ROLE_GRAD);
-    uint32_t sb = fpsim_replay_stream(cfg->layer, cfg->site, FPSIM_PASS_WGRAD, FPSIM_ROLE_ACTIVATION);
+    uint32_t sb = fpsim_replay_stream(cfg->layer, cfg->site, FPSIM_PASS_WGRAD, FPSIM_ROLE_ACT);
     const float *a = w->da, *b = w->db;
     if (!c->scheme) {
         e4m3_tensor(w->da, w->xa, n, cfg->out, spec, seed, sa);

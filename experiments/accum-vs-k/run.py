@@ -159,7 +159,7 @@ def write_outputs(args, rows):
     gp = os.path.join(out, "accum_vs_k.gp")
     with open(gp, "w") as f:
         f.write('set terminal pngcairo size 1400,560 font ",10"\n')
-        f.write(f'set output "{os.path.join(out, "accum_vs_k.png")}"\n')
+        f.write('set output "accum_vs_k.png"\n')  # paths relative to out/: run gnuplot there
         f.write('set multiplot layout 1,2\nset logscale xy\nset xlabel "K"\nset ylabel "relative error vs fp64"\n')
         f.write('set key top left\nset grid\nset format y "10^{%L}"\nset xtics (256,1024,4096,16384)\nset xrange [200:20000]\n')
         for kind in DATA:
@@ -167,11 +167,12 @@ def write_outputs(args, rows):
                     'dashed = max elementwise"\n')
             parts = []
             for i, (fn, m) in enumerate(lines[kind]):
-                parts.append(f'"{fn}" u 1:2 w lp lc {i + 1} pt {i + 4} title "{m}"')
-                parts.append(f'"{fn}" u 1:3 w l lc {i + 1} dt 2 notitle')
+                rel = os.path.relpath(fn, out)
+                parts.append(f'"{rel}" u 1:2 w lp lc {i + 1} pt {i + 4} title "{m}"')
+                parts.append(f'"{rel}" u 1:3 w l lc {i + 1} dt 2 notitle')
             f.write("plot " + ", ".join(parts) + "\n")
         f.write("unset multiplot\n")
-    subprocess.run(["gnuplot", gp], check=False)
+    subprocess.run(["gnuplot", "accum_vs_k.gp"], check=False, cwd=out)
     print(f"wrote {h5}, {os.path.join(out, 'accum_vs_k.csv')}, {os.path.join(out, 'accum_vs_k.png')}")
 
 

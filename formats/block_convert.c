@@ -57,6 +57,12 @@ void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s)
     fc->sign_shift = (uint32_t)s->bits - 1u;
     fc->max_mag = s->max_mag;
     fc->sr = s->round == FPSIM_SR;
+    /* satfinite specs (finite overflow and Inf give +-max): clamping |y| to max gives their code
+     * in the vector loop, and only NaN needs the core */
+    const uint32_t neg_max = (1u << (s->bits - 1)) | s->max_mag;
+    const int sat = s->ovf_pos == s->max_mag && s->ovf_neg == neg_max && s->inf_pos == s->max_mag &&
+                    s->inf_neg == neg_max;
+    fc->slow_above = sat ? 0x7F800000u : fc->maxbits;
 }
 
 /* x86-64: an AVX2 clone beside the SSE2 one, picked at load time. Integer ops and single IEEE
@@ -88,7 +94,7 @@ static inline __attribute__((always_inline)) uint32_t fast_loop(uint8_t *restric
                                  uint32_t satbits, uint32_t *slow)
 {
     const uint32_t m = fc->mbits, ebmin = fc->ebmin, maxbits = fc->maxbits, sh = fc->sign_shift;
-    const uint32_t minnorm = ebmin << 23;
+    const uint32_t minnorm = ebmin << 23, lim = fc->slow_above;
     /* subnormal codes: r + D is exact for r < 2^emin with D = 2^(emin - mbits + 23), and its bits
      * are bits(D) + r / 2^(emin - mbits) (no float-to-int conversion, so the loop if-converts) */
     const float d = u2f((ebmin + 23u - m) << 23);
@@ -98,8 +104,10 @@ static inline __attribute__((always_inline)) uint32_t fast_loop(uint8_t *restric
         const float y = x[i] * fv[i];
         const uint32_t b = f2u(y);
         const uint32_t ab = b & 0x7FFFFFFFu;
-        const float a = u2f(ab < maxbits ? ab : maxbits); /* NaN, Inf, > max: fixed up after */
-        const uint32_t eb = (ab >> 23) > ebmin ? (ab >> 23) : ebmin;
+        const uint32_t abc = ab < maxbits ? ab : maxbits; /* NaN, Inf, > max: clamped (satfinite
+                                                             specs) or fixed up after */
+        const float a = u2f(abc);
+        const uint32_t eb = (abc >> 23) > ebmin ? (abc >> 23) : ebmin;
         const float c = u2f((eb + 23u - m) << 23);
         const float r = (a + c) - c;
         const uint32_t rb = f2u(r);
@@ -107,7 +115,7 @@ static inline __attribute__((always_inline)) uint32_t fast_loop(uint8_t *restric
         const uint32_t sub = f2u(r + d) - dbits;
         const uint32_t code = (rb >= minnorm ? normal : sub) | ((b >> 31) << sh);
         codes[i] = (uint8_t)code;
-        sl |= (uint32_t)(ab > maxbits);
+        sl |= (uint32_t)(ab > lim);
         nsat += (uint32_t)(((f2u(x[i]) & 0x7FFFFFFFu) < 0x7F800000u) & (ab > satbits) &
                            (ab <= 0x7F800000u));
     }
@@ -144,7 +152,7 @@ static void fix_block(uint8_t *codes, const float *x, size_t n, float f, const f
 {
     for (size_t i = 0; i < n; i++) {
         const float y = x[i] * f;
-        if ((f2u(y) & 0x7FFFFFFFu) > fc->maxbits)
+        if ((f2u(y) & 0x7FFFFFFFu) > fc->slow_above)
             codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, 0);
     }
 }
@@ -241,7 +249,7 @@ uint64_t fpsim_block_fast_sr_run(uint8_t *restrict codes, const float *restrict 
         return sat;
     }
     const uint32_t m = fc->mbits, ebmin = fc->ebmin, maxbits = fc->maxbits, sh = fc->sign_shift;
-    const uint32_t max_mag = fc->max_mag, satbits = f2u(satmax);
+    const uint32_t max_mag = fc->max_mag, satbits = f2u(satmax), lim = fc->slow_above;
     const uint32_t rmask = 0xFFFFFFFFu << (32u - fc->spec.sr_bits);
     uint32_t slow = 0, nsat = 0;
     for (size_t i = 0; i < n; i++) {
@@ -261,7 +269,7 @@ uint64_t fpsim_block_fast_sr_run(uint8_t *restrict codes, const float *restrict 
         const uint32_t carry = (d <= 32u) & ((uint32_t)(frac + r) < frac);
         const uint32_t mag = ((e1 > ebmin ? e1 - ebmin : 0u) << m) + hi + carry;
         codes[i] = (uint8_t)(mag | ((b >> 31) << sh));
-        slow |= (uint32_t)(ab > maxbits) | (uint32_t)(mag > max_mag);
+        slow |= (uint32_t)(ab > lim) | (uint32_t)(mag > max_mag);
         nsat += (uint32_t)(((f2u(x[i]) & 0x7FFFFFFFu) < 0x7F800000u) & (ab > satbits) &
                            (ab <= 0x7F800000u));
     }
@@ -271,7 +279,7 @@ uint64_t fpsim_block_fast_sr_run(uint8_t *restrict codes, const float *restrict 
             const float y = x[i] * f;
             const uint32_t ab = f2u(y) & 0x7FFFFFFFu;
             /* a carry past max needs |y| >= max (|y| below max rounds up to max at most) */
-            if (ab >= maxbits)
+            if (ab > fc->slow_above || (ab >= maxbits && fc->slow_above == maxbits))
                 codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, rbits[i]);
         }
     return sat;

@@ -273,6 +273,7 @@ typedef struct fpsim_block_fast {
     float sub_mul;       /* 2^(mbits - emin) */
     uint32_t max_mag;    /* largest finite magnitude code */
     int sr;              /* the spec rounds stochastically (fpsim_block_fast_sr_run) */
+    uint32_t slow_above; /* |y| bits above this go to the core (NaN only for satfinite specs) */
 } fpsim_block_fast;
 void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s);
 /* codes[i] = round(x[i] * f) for f finite and nonzero (then x * f has the same bits whatever the

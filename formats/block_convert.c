@@ -234,26 +234,20 @@ void fpsim_block_amax_row(const float *restrict x, size_t n, size_t bs, uint32_t
  * q = floor((sig * 2^(32-d) + r) / 2^32) in 32-bit integers, d = the dropped bits (wider for
  * results subnormal in the target). With 8 random bits and d > 32 nothing can carry (sig >>
  * (d - 32) < 2^23), so q = 0. NaN, Inf, |y| > max and a carry past max go to the core. */
-FPSIM_CLONES
-uint64_t fpsim_block_fast_sr_run(uint8_t *restrict codes, const float *restrict x, size_t n, float f,
-                                 const uint32_t *restrict rbits, const fpsim_block_fast *fc,
-                                 float satmax)
+/* The SR vector loop with per-element factors fv[i]. */
+static inline __attribute__((always_inline)) uint32_t sr_loop(uint8_t *restrict codes,
+                                                              const float *restrict x,
+                                                              const float *restrict fv, size_t n,
+                                                              const uint32_t *restrict rbits,
+                                                              const fpsim_block_fast *fc,
+                                                              float satmax, uint32_t *slow_out)
 {
-    uint64_t sat = 0;
-    if (!fc->ok || !fc->sr || !isfinite(f) || f == 0.0f) {
-        for (size_t i = 0; i < n; i++) {
-            float y = x[i] * f;
-            sat += (uint64_t)(isfinite(x[i]) && fabsf(y) > satmax);
-            codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, rbits[i]);
-        }
-        return sat;
-    }
     const uint32_t m = fc->mbits, ebmin = fc->ebmin, maxbits = fc->maxbits, sh = fc->sign_shift;
     const uint32_t max_mag = fc->max_mag, satbits = f2u(satmax), lim = fc->slow_above;
     const uint32_t rmask = 0xFFFFFFFFu << (32u - fc->spec.sr_bits);
     uint32_t slow = 0, nsat = 0;
     for (size_t i = 0; i < n; i++) {
-        const float y = x[i] * f;
+        const float y = x[i] * fv[i];
         const uint32_t b = f2u(y);
         const uint32_t ab = b & 0x7FFFFFFFu;
         const uint32_t a = ab < maxbits ? ab : maxbits;
@@ -273,6 +267,33 @@ uint64_t fpsim_block_fast_sr_run(uint8_t *restrict codes, const float *restrict 
         nsat += (uint32_t)(((f2u(x[i]) & 0x7FFFFFFFu) < 0x7F800000u) & (ab > satbits) &
                            (ab <= 0x7F800000u));
     }
+    *slow_out |= slow;
+    return nsat;
+}
+
+FPSIM_CLONES
+uint64_t fpsim_block_fast_sr_run(uint8_t *restrict codes, const float *restrict x, size_t n, float f,
+                                 const uint32_t *restrict rbits, const fpsim_block_fast *fc,
+                                 float satmax)
+{
+    uint64_t sat = 0;
+    if (!fc->ok || !fc->sr || !isfinite(f) || f == 0.0f) {
+        for (size_t i = 0; i < n; i++) {
+            float y = x[i] * f;
+            sat += (uint64_t)(isfinite(x[i]) && fabsf(y) > satmax);
+            codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, rbits[i]);
+        }
+        return sat;
+    }
+    const uint32_t maxbits = fc->maxbits;
+    uint32_t slow = 0, nsat = 0;
+    float fv[FV];
+    for (size_t c0 = 0; c0 < n; c0 += FV) {
+        const size_t len = c0 + FV < n ? FV : n - c0;
+        for (size_t i = 0; i < len; i++)
+            fv[i] = f;
+        nsat += sr_loop(codes + c0, x + c0, fv, len, rbits + c0, fc, satmax, &slow);
+    }
     sat = nsat;
     if (slow)
         for (size_t i = 0; i < n; i++) {
@@ -280,6 +301,41 @@ uint64_t fpsim_block_fast_sr_run(uint8_t *restrict codes, const float *restrict 
             const uint32_t ab = f2u(y) & 0x7FFFFFFFu;
             /* a carry past max needs |y| >= max (|y| below max rounds up to max at most) */
             if (ab > fc->slow_above || (ab >= maxbits && fc->slow_above == maxbits))
+                codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, rbits[i]);
+        }
+    return sat;
+}
+
+FPSIM_CLONES
+uint64_t fpsim_block_fast_sr_row(uint8_t *restrict codes, const float *restrict x, size_t n, size_t bs,
+                                 const float *restrict fs, const uint32_t *restrict rbits,
+                                 const fpsim_block_fast *fc, float satmax)
+{
+    uint64_t sat = 0;
+    if (!fc->ok || !fc->sr) {
+        for (size_t c0 = 0; c0 < n; c0 += bs)
+            sat += fpsim_block_fast_sr_run(codes + c0, x + c0, c0 + bs < n ? bs : n - c0, fs[c0 / bs],
+                                           rbits + c0, fc, satmax);
+        return sat;
+    }
+    uint32_t slow = 0;
+    float fv[FV];
+    for (size_t c0 = 0; c0 < n; c0 += FV) {
+        const size_t len = c0 + FV < n ? FV : n - c0;
+        size_t b = c0 / bs, off = c0 % bs;
+        for (size_t i = 0; i < len; b++, off = 0) {
+            const size_t take = bs - off < len - i ? bs - off : len - i;
+            for (size_t k = 0; k < take; k++)
+                fv[i + k] = fs[b];
+            i += take;
+        }
+        sat += sr_loop(codes + c0, x + c0, fv, len, rbits + c0, fc, satmax, &slow);
+    }
+    if (slow)
+        for (size_t i = 0; i < n; i++) {
+            const float y = x[i] * fs[i / bs];
+            const uint32_t ab = f2u(y) & 0x7FFFFFFFu;
+            if (ab > fc->slow_above || (ab >= fc->maxbits && fc->slow_above == fc->maxbits))
                 codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, rbits[i]);
         }
     return sat;

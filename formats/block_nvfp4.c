@@ -163,7 +163,7 @@ static void nvfp4_block_scale(const fpsim_block_plan *p, float amax, uint32_t *s
     }
 }
 
-/* 1x16 blocks without SR: one row, one vector pass per chunk of blocks when every multiplier is
+/* 1x16 blocks: one row, one vector pass per chunk of blocks when every multiplier is
  * finite and nonzero (always under the TE chain). */
 static void nvfp4_row(const fpsim_block_plan *p, size_t r)
 {
@@ -174,6 +174,7 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t r)
     const float *xr = p->src + r * p->qcols;
     const float gdec = s->chain == FPSIM_NVFP4_TE ? p->s_dec : (s->gscale ? p->pts : 1.0f);
     uint8_t tmp[NB * 16];
+    uint32_t rbv[NB * 16];
     float fs[NB];
     uint64_t sat = 0, zero = 0;
     memset(o->codes + r * o->code_stride, 0, o->code_stride);
@@ -216,7 +217,32 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t r)
             o->scale_inv[r * o->scols + b0 + k] = sf;
         }
         }
-        if (all_fast) {
+        if (s->sr) {
+            /* element k of the stored operand: byte (k mod 4) of fpsim_sr_word(seed, stream,
+             * k / 4) = word (k/4) & 3 of the Philox block with counter k / 16 */
+            const uint64_t k0 = (uint64_t)r * p->qcols + c0;
+            const uint32_t key[2] = {(uint32_t)p->seed, (uint32_t)(p->seed >> 32)};
+            uint32_t words[4] = {0, 0, 0, 0};
+            uint64_t have = ~(uint64_t)0;
+            for (size_t i = 0; i < c1 - c0; i++) {
+                const uint64_t k = k0 + i;
+                if ((k >> 4) != have) {
+                    have = k >> 4;
+                    const uint32_t ctr[4] = {(uint32_t)have, (uint32_t)(have >> 32), p->stream, 0};
+                    fpsim_philox4x32_10(ctr, key, words);
+                }
+                rbv[i] = ((words[(k >> 2) & 3u] >> (8u * (uint32_t)(k & 3u))) & 0xFFu) << 24;
+            }
+            if (all_fast) {
+                sat += fpsim_block_fast_sr_row(tmp, xr + c0, c1 - c0, tc, fs, rbv, &p->fast_sr, 6.0f);
+            } else {
+                for (size_t i = c0; i < c1; i++) {
+                    const float y = mul_torch(xr[i], fs[(i - c0) / tc]);
+                    sat += isfinite(xr[i]) && fabsf(y) > 6.0f;
+                    tmp[i - c0] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem_sr, rbv[i - c0]);
+                }
+            }
+        } else if (all_fast) {
             sat += fpsim_block_fast_row(tmp, xr + c0, c1 - c0, tc, fs, &p->fast, 6.0f);
         } else {
             for (size_t i = c0; i < c1; i++) {
@@ -239,7 +265,7 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t r)
 
 void fpsim_block_nvfp4_group(const fpsim_block_plan *p, size_t g)
 {
-    if (p->s.tile_rows == 1 && !p->s.sr) {
+    if (p->s.tile_rows == 1) {
         nvfp4_row(p, g);
         return;
     }

@@ -294,6 +294,10 @@ void fpsim_block_amax_row(const float *restrict x, size_t n, size_t bs, uint32_t
 uint64_t fpsim_block_fast_sr_run(uint8_t *restrict codes, const float *restrict x, size_t n, float f,
                                  const uint32_t *restrict rbits, const fpsim_block_fast *fc,
                                  float satmax);
+/* The same over a row in blocks of bs scaled by fs[b] (finite, nonzero). */
+uint64_t fpsim_block_fast_sr_row(uint8_t *restrict codes, const float *restrict x, size_t n, size_t bs,
+                                 const float *restrict fs, const uint32_t *restrict rbits,
+                                 const fpsim_block_fast *fc, float satmax);
 /* Bits of max |x| over the non-NaN elements of a run (0 if none); *saw_nan |= any NaN. */
 uint32_t fpsim_block_amax_bits(const float *restrict x, size_t n, int *saw_nan);
 typedef struct fpsim_block_plan {

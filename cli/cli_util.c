@@ -2,6 +2,7 @@
 #include "cli_util.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,6 +255,35 @@ void fpsim_cli_json_string(FILE *out, const char *s)
         }
     }
     fputc('"', out);
+}
+
+static char signal_path[4096];
+static volatile sig_atomic_t signal_armed;
+
+static void remove_and_reraise(int sig)
+{
+    if (signal_armed) unlink(signal_path); /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void fpsim_cli_remove_on_signal(const char *path)
+{
+    static int installed;
+    signal_armed = 0;
+    if (!path) return;
+    snprintf(signal_path, sizeof signal_path, "%s", path);
+    if (!installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = remove_and_reraise;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
+        installed = 1;
+    }
+    signal_armed = 1;
 }
 
 /* Append one character if room remains; always count it. */

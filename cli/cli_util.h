@@ -89,6 +89,11 @@ void fpsim_cli_progress_begin(fpsim_cli_progress *p, const char *label, uint64_t
 void fpsim_cli_progress_update(fpsim_cli_progress *p, uint64_t done);
 void fpsim_cli_progress_end(fpsim_cli_progress *p);
 
+/* Remove `path` if the process is stopped by SIGINT, SIGTERM or SIGHUP while it is registered:
+ * register an output's temporary name while it is being written, then call with NULL. One path
+ * at a time; the signal then takes its default action (the exit status says which signal). */
+void fpsim_cli_remove_on_signal(const char *path);
+
 /* Write `s` as a JSON string literal (quotes and escapes included). */
 void fpsim_cli_json_string(FILE *out, const char *s);
 

@@ -278,13 +278,13 @@ static fpsim_status write_hdf5(const struct quantize_args *a, const fpsim_qtenso
     fpsim_h5_file f;
     fpsim_status st = fpsim_h5_create(&f, a->out);
     if (st) return st;
+    fpsim_cli_remove_on_signal(f.tmp);
     st = write_root_attrs(f.id, a, q, x, canonical, command_line, threads);
     if (!st) st = write_datasets(f.id, q, a->gzip);
-    if (st) {
-        fpsim_h5_discard(&f);
-        return st;
-    }
-    return fpsim_h5_commit(&f);
+    if (st) fpsim_h5_discard(&f);
+    else st = fpsim_h5_commit(&f);
+    fpsim_cli_remove_on_signal(NULL);
+    return st;
 }
 
 static void print_summary(const struct quantize_args *a, const fpsim_qtensor *q, const char *canonical)
@@ -337,9 +337,11 @@ static const char *first_difference(const fpsim_qtensor *c, const fpsim_qtensor 
     if (c->cublas_rows != g->cublas_rows || c->cublas_cols != g->cublas_cols) return "scales_cublas shape";
     if (differs(c->cublas_codes, g->cublas_codes, c->cublas_rows * c->cublas_cols)) return "scales_cublas";
     if (differs(c->cublas_f32, g->cublas_f32, c->cublas_rows * c->cublas_cols * sizeof(float))) return "scales_cublas";
-    if (memcmp(&c->global_scale, &g->global_scale, sizeof(float)) || memcmp(&c->s_enc, &g->s_enc, sizeof(float)) ||
-        memcmp(&c->tensor_scale, &g->tensor_scale, sizeof(float)))
-        return "per-tensor scale";
+    /* Per-tensor values, where the kind defines them (formats/fpsim_block.h). */
+    int nvfp4 = c->scheme.kind == FPSIM_KIND_NVFP4, tensor = c->scheme.kind == FPSIM_KIND_FP8_TENSOR;
+    if ((nvfp4 || tensor) && memcmp(&c->global_scale, &g->global_scale, sizeof(float))) return "global scale";
+    if (nvfp4 && memcmp(&c->s_enc, &g->s_enc, sizeof(float))) return "encode scale (s_enc)";
+    if (tensor && memcmp(&c->tensor_scale, &g->tensor_scale, sizeof(float))) return "tensor scale";
     return NULL;
 }
 #endif
@@ -426,8 +428,12 @@ int cmd_quantize(int argc, char **argv)
     char canonical[FPSIM_SCHEME_TEXT_MAX];
     fpsim_scheme_format(canonical, sizeof canonical, &q.scheme);
     if (to_npy) {
+        /* fpsim_npy_save writes under fpsim_file_temp_name(out), then renames. */
         size_t shape[2] = {q.rows, q.cols};
+        char tmp[4096];
+        if (fpsim_file_temp_name(tmp, sizeof tmp, a.out) == FPSIM_OK) fpsim_cli_remove_on_signal(tmp);
         st = fpsim_npy_save(a.out, FPSIM_NPY_F32, 2, shape, q.dequant);
+        fpsim_cli_remove_on_signal(NULL);
     } else {
         char command_line[8192];
         fpsim_cli_command_line(command_line, sizeof command_line, argc, argv);

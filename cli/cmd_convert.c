@@ -310,6 +310,8 @@ int cmd_convert(int argc, char **argv)
             fclose(in);
         return fpsim_cli_fail_input(CMD, st);
     }
+    if (out_path)
+        fpsim_cli_remove_on_signal(tmp); /* an interrupted run leaves no partial file */
     const fpsim_npy_dtype out_dtype = o.decode ? (o.vtype == VT_F64 ? FPSIM_NPY_F64 : FPSIM_NPY_F32)
                                                : (code_bytes == 1 ? FPSIM_NPY_U8 : FPSIM_NPY_U16);
     size_t shape1 = 0;
@@ -380,6 +382,7 @@ int cmd_convert(int argc, char **argv)
         if (fseek(out, 0, SEEK_SET) != 0 || fpsim_npy_write_header(out, out_dtype, 1, &shape1))
             st = fpsim_fail(FPSIM_EIO, "cannot rewrite the .npy header of %s", out_path);
     }
+    fpsim_cli_remove_on_signal(NULL);
     if (st) {
         if (out_path) {
             fclose(out);
@@ -404,6 +407,7 @@ int cmd_convert(int argc, char **argv)
     return 0;
 
 fail_io:
+    fpsim_cli_remove_on_signal(NULL);
     if (in != stdin)
         fclose(in);
     if (out_path) {

@@ -403,7 +403,9 @@ int cmd_quantize(int argc, char **argv)
     if ((st = fpsim_file_check_writable(a.out))) return fpsim_cli_fail_input(CMD, st);
 
     fpsim_tensor2d x;
-    if ((st = fpsim_tensor_read(&x, &a.src))) return fpsim_cli_fail_input(CMD, st);
+    /* A missing or unreadable input (FPSIM_EIO) is the user's error here: exit 2. */
+    if ((st = fpsim_tensor_read(&x, &a.src)))
+        return st == FPSIM_EIO ? fpsim_cli_fail_input(CMD, st) : fpsim_cli_fail(CMD, st);
 
     fpsim_qopts opts;
     fpsim_qopts_default(&opts);

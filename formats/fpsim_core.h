@@ -74,13 +74,16 @@ FPSIM_HD uint64_t fpsim_core_round_increment64(uint32_t mode, uint64_t sig, uint
 FPSIM_HD uint32_t fpsim_core_pack(const fpsim_spec *s, uint32_t mode, uint32_t sign, uint32_t mag,
                                   uint32_t full_rules)
 {
-    /* Only E8M0 is unsigned, and it always takes the full rules. */
+    /* Sign-dependent codes as bit masks (x ^ ((x ^ y) & m)), one instruction each in a vector
+     * loop. Only E8M0 is unsigned, and it always takes the full rules. */
     const uint32_t neg = full_rules ? sign & s->is_signed : sign;
-    const uint32_t sign_code = neg << (s->bits - 1);
+    const uint32_t neg_mask = 0u - neg, sign_mask = 0u - sign;
+    const uint32_t sign_code = neg_mask & (1u << (s->bits - 1));
     /* IEEE 754 directed rounding: overflow toward zero stops at the largest finite value. */
     const uint32_t toward_zero = (mode == FPSIM_RZ) | ((mode == FPSIM_RU) & neg) |
                                  ((mode == FPSIM_RD) & (neg ^ 1u));
-    const uint32_t ovf_code = toward_zero ? (sign_code | s->max_mag) : (sign ? s->ovf_neg : s->ovf_pos);
+    const uint32_t ovf_policy = s->ovf_pos ^ ((s->ovf_pos ^ s->ovf_neg) & sign_mask);
+    const uint32_t ovf_code = toward_zero ? (sign_code | s->max_mag) : ovf_policy;
     uint32_t code = mag > s->max_mag ? ovf_code : (sign_code | mag);
     /* Formats or implementations without -0 (FNUZ, DeepGEMM's reference) write +0. */
     if (full_rules) {
@@ -88,6 +91,14 @@ FPSIM_HD uint32_t fpsim_core_pack(const fpsim_spec *s, uint32_t mode, uint32_t s
         code = (unsigned_zero & (mag == 0)) ? 0u : code;
     }
     return code;
+}
+
+/* The policy's code for an Inf or NaN input (a = magnitude bits above 0x7F800000 or equal). */
+FPSIM_HD uint32_t fpsim_core_special(const fpsim_spec *s, uint32_t is_inf, uint32_t sign, uint32_t nan_code)
+{
+    const uint32_t sign_mask = 0u - sign;
+    const uint32_t inf_code = s->inf_pos ^ ((s->inf_pos ^ s->inf_neg) & sign_mask);
+    return is_inf ? inf_code : nan_code;
 }
 
 /* ---- float32 -> code ---------------------------------------------------------------------- */
@@ -161,7 +172,7 @@ FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t
     }
 
     /* 7. Inf and NaN. */
-    uint32_t nan_code = sign ? s->nan_neg : s->nan_pos;
+    uint32_t nan_code = s->nan_pos ^ ((s->nan_pos ^ s->nan_neg) & (0u - sign));
     if (full_rules && (s->flags & FPSIM_SPEC_NAN_PAYLOAD)) {
         const uint32_t payload = (a & 0x7FFFFFu) >> (23u - mbits);
         nan_code |= payload | (uint32_t)(payload == 0);
@@ -174,7 +185,7 @@ FPSIM_HD uint32_t fpsim_round_f32_mode(uint32_t x, const fpsim_spec *s, uint32_t
         t += (a >> (23u - mbits)) & 1u;
         nan_code = ((t >> (23u - mbits)) & 0xFFu) | (sign << (s->bits - 1));
     }
-    const uint32_t special = a == 0x7F800000u ? (sign ? s->inf_neg : s->inf_pos) : nan_code;
+    const uint32_t special = fpsim_core_special(s, a == 0x7F800000u, sign, nan_code);
     return a >= 0x7F800000u ? special : code;
 }
 

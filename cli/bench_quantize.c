@@ -19,12 +19,6 @@
 
 static const char *const CMD = "bench quantize";
 
-/* `fpsim bench quantize --device gpu` lives in cli/bench_quantize_gpu.c (GPU engineer). It is
- * declared weak so that this file links while that one is absent; absent, it reads as NULL. */
-#if defined(FPSIM_HAVE_CUDA)
-int bench_quantize_gpu(int argc, char **argv) __attribute__((weak));
-#endif
-
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -142,8 +136,27 @@ static void cpu_name(char *out, size_t cap)
     fclose(f);
 }
 
+/* 1 if the arguments ask for --device gpu (either spelling), looked for before anything else so
+ * that the GPU benchmark parses (and documents) its own options. */
+static int wants_gpu(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--device=gpu")) return 1;
+        if (!strcmp(argv[i], "--device") && i + 1 < argc && !strcmp(argv[i + 1], "gpu")) return 1;
+    }
+    return 0;
+}
+
 int bench_quantize(int argc, char **argv)
 {
+    if (wants_gpu(argc, argv)) {
+#if defined(FPSIM_HAVE_CUDA)
+        return bench_quantize_gpu(argc, argv); /* cli/bench_quantize_gpu.c */
+#else
+        fpsim_cli_error(CMD, "--device gpu: this fpsim was built without CUDA (no nvcc at configure time)");
+        return FPSIM_EXIT_USAGE;
+#endif
+    }
     if (fpsim_cli_wants_help(argc, argv)) {
         usage(stdout);
         return FPSIM_EXIT_OK;
@@ -180,15 +193,6 @@ int bench_quantize(int argc, char **argv)
 #undef VALUE
         if (r < 0) return FPSIM_EXIT_USAGE;
         if (st) return fpsim_cli_fail(CMD, st);
-    }
-    if (!strcmp(device, "gpu")) {
-#if defined(FPSIM_HAVE_CUDA)
-        if (bench_quantize_gpu) return bench_quantize_gpu(argc, argv);
-        fpsim_cli_error(CMD, "--device gpu: this build has no GPU quantize benchmark yet (cli/bench_quantize_gpu.c)");
-#else
-        fpsim_cli_error(CMD, "--device gpu: this fpsim was built without CUDA (no nvcc at configure time)");
-#endif
-        return FPSIM_EXIT_USAGE;
     }
     if (strcmp(device, "cpu") != 0) {
         fpsim_cli_error(CMD, "unknown device '%s'; valid: cpu, gpu", device);

@@ -423,6 +423,26 @@ static void test_good_runs(void)
     unload(&a);
     unload(&b);
 
+    /* --gzip: same contents, compressed datasets. */
+    const char *oz = in_dir("z.h5");
+    int rcz = run_fpsim("quantize", "--scheme", "nvfp4:sr=1,rht=1", "--axis", "cols", "--seed", "1234", "--in", raw,
+                        "--shape", "48x96", "--out", oz, "--gzip", "6", "--quiet", NULL);
+    a = load(o1);
+    struct h5_out z = load(oz);
+    TEST_CHECK(&tc, rcz == 0 && z.ok && a.ok && !memcmp(a.codes, z.codes, a.cdims[0] * a.cdims[1]) &&
+                        !memcmp(a.dequant, z.dequant, sizeof x), "--gzip 6 changes contents: %s", err_text);
+    hid_t zf = H5Fopen(oz, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (zf >= 0) {
+        hid_t d = H5Dopen2(zf, "dequant", H5P_DEFAULT);
+        hid_t p = H5Dget_create_plist(d);
+        TEST_CHECK(&tc, H5Pget_nfilters(p) >= 1, "%s", "--gzip 6: dequant is not compressed");
+        H5Pclose(p);
+        H5Dclose(d);
+        H5Fclose(zf);
+    }
+    unload(&a);
+    unload(&z);
+
     /* .npy output = the HDF5 dequant. */
     const char *h5 = in_dir("n.h5"), *npy = in_dir("n.npy");
     int rc = run_fpsim("quantize", "--scheme", "mxfp4", "--in", raw, "--shape", "48x96", "--out", h5, "--quiet", NULL);

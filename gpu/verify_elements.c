@@ -90,9 +90,8 @@ static void fill_range(void *ctx, size_t b, size_t e)
     for (size_t i = b; i < e; i++) f->x[i] = (uint32_t)(f->first + i);
 }
 
-/* Mismatching codes between a and b (n codes of `size` bytes); example of the first. */
-static uint64_t compare_codes(const void *cpu, const void *gpu, size_t n, int wide, uint64_t first_input,
-                              char *example, size_t cap, const char *what)
+/* Mismatching codes between cpu and gpu (n codes, 1 or 2 bytes); *first = index of the first. */
+static uint64_t compare_codes(const void *cpu, const void *gpu, size_t n, int wide, size_t *first)
 {
     if (!memcmp(cpu, gpu, n * (wide ? 2 : 1))) return 0;
     uint64_t bad = 0;
@@ -100,9 +99,7 @@ static uint64_t compare_codes(const void *cpu, const void *gpu, size_t n, int wi
         uint32_t c = wide ? ((const uint16_t *)cpu)[i] : ((const uint8_t *)cpu)[i];
         uint32_t g = wide ? ((const uint16_t *)gpu)[i] : ((const uint8_t *)gpu)[i];
         if (c == g) continue;
-        if (!bad && !example[0])
-            snprintf(example, cap, "%s input 0x%llx: cpu 0x%x gpu 0x%x", what,
-                     (unsigned long long)(first_input + i), c, g);
+        if (!bad) *first = i;
         bad++;
     }
     return bad;
@@ -113,33 +110,61 @@ typedef struct range {
     size_t n;
 } range;
 
-/* Full: 2^32 in chunks; sample: 256 slices of 2^16, one in every 2^24 patterns (every exponent). */
-static size_t make_ranges(range **out, int full, size_t chunk)
+/* Full: 2^32 in chunks of `chunk` consecutive bit patterns. */
+static size_t make_ranges(range **out, size_t chunk)
 {
-    size_t count = full ? (size_t)((1ull << 32) / chunk) : 256;
+    size_t count = (size_t)((1ull << 32) / chunk);
     range *r = malloc(count * sizeof *r);
     if (!r) return 0;
     for (size_t j = 0; j < count; j++) {
-        if (full) {
-            r[j].first = (uint64_t)j * chunk;
-            r[j].n = chunk;
-        } else {
-            r[j].first = ((uint64_t)j << 24) + (((uint64_t)j * 97u) % 256u) * 65536u;
-            r[j].n = 65536;
-        }
+        r[j].first = (uint64_t)j * chunk;
+        r[j].n = chunk;
     }
     *out = r;
     return count;
 }
 
-static fpsim_status run_f32_group(vcase *cases, size_t ncase, const range *rg, size_t nrange, size_t chunk,
+/* Sample of 2^24 float32 patterns: for each of the 512 sign/exponent fields, the 64 lowest and
+ * 64 highest mantissas, every mantissa with only its top 9 bits set (all rounding boundaries of
+ * formats with up to 8 mantissa bits, ties included), and random mantissas for the rest. */
+static void make_sample(uint32_t *x, size_t n)
+{
+    size_t per = n / 512, k = 0;
+    uint64_t z = 0x243F6A8885A308D3ull;
+    for (uint32_t se = 0; se < 512; se++) {
+        uint32_t hi = se << 23;
+        for (size_t j = 0; j < per; j++) {
+            uint32_t m;
+            if (j < 64)
+                m = (uint32_t)j;
+            else if (j < 128)
+                m = 0x7FFFFFu - (uint32_t)(j - 64);
+            else if (j < 128 + 512)
+                m = (uint32_t)(j - 128) << 14;
+            else if (j < 128 + 1024)
+                m = ((uint32_t)(j - 640) << 14) + 1u; /* one above each boundary */
+            else if (j < 128 + 1536)
+                m = ((uint32_t)(j - 1152) << 14) - 1u; /* one below */
+            else {
+                z = z * 6364136223846793005ull + 1442695040888963407ull;
+                m = (uint32_t)(z >> 41);
+            }
+            x[k++] = hi | (m & 0x7FFFFFu);
+        }
+    }
+    (void)k;
+}
+
+/* sample_dev: the sample array on the device (sample mode: one range of n elements whose
+ * inputs are x, not consecutive patterns); NULL in full mode. */
+static fpsim_status run_f32_group(vcase *cases, size_t ncase, const range *rg, size_t nrange, const float *sample_dev,
                                   int threads, uint32_t *x, void *cpu_codes, void *host_codes, void *dev_codes,
                                   fpsim_gpu_check *rows)
 {
     fpsim_status st = FPSIM_OK;
     for (size_t r = 0; r < nrange && st == FPSIM_OK; r++) {
         fill_ctx fc = {x, rg[r].first};
-        st = fpsim_parallel_for(rg[r].n, 1u << 16, fill_range, &fc, threads);
+        if (!sample_dev) st = fpsim_parallel_for(rg[r].n, 1u << 16, fill_range, &fc, threads);
         for (size_t c = 0; c < ncase && st == FPSIM_OK; c++) {
             vcase *vc = &cases[c];
             double t0 = now_s();
@@ -149,18 +174,28 @@ static fpsim_status run_f32_group(vcase *cases, size_t ncase, const range *rg, s
             for (int pass = 0; pass < 1 + vc->hw && st == FPSIM_OK; pass++) {
                 fpsim_gpu_check *row = &rows[2 * c + pass];
                 unsigned flags = pass ? 0u : FPSIM_GPU_SOFTWARE_ONLY;
-                st = fpsim_gpu_sweep_f32_dev(dev_codes, rg[r].first, rg[r].n, &vc->spec, SR_SEED, SR_STREAM, flags,
-                                             NULL);
+                if (sample_dev)
+                    st = fpsim_gpu_convert_f32_dev(dev_codes, sample_dev, rg[r].n, &vc->spec, SR_SEED, SR_STREAM,
+                                                   rg[r].first, flags, NULL);
+                else
+                    st = fpsim_gpu_sweep_f32_dev(dev_codes, rg[r].first, rg[r].n, &vc->spec, SR_SEED, SR_STREAM, flags,
+                                                 NULL);
                 if (st == FPSIM_OK) st = fpsim_gpu_copy(host_codes, dev_codes, bytes, 1);
                 if (st != FPSIM_OK) break;
                 row->inputs += rg[r].n;
-                row->mismatches += compare_codes(cpu_codes, host_codes, rg[r].n, vc->wide, rg[r].first,
-                                                 row->example, sizeof row->example, "f32");
+                size_t bad_at = 0;
+                uint64_t bad = compare_codes(cpu_codes, host_codes, rg[r].n, vc->wide, &bad_at);
+                if (bad && !row->example[0]) {
+                    uint32_t in = sample_dev ? x[bad_at] : (uint32_t)(rg[r].first + bad_at);
+                    uint32_t c = vc->wide ? ((const uint16_t *)cpu_codes)[bad_at] : ((const uint8_t *)cpu_codes)[bad_at];
+                    uint32_t g = vc->wide ? ((const uint16_t *)host_codes)[bad_at] : ((const uint8_t *)host_codes)[bad_at];
+                    snprintf(row->example, sizeof row->example, "f32 0x%08x: cpu 0x%x gpu 0x%x", in, c, g);
+                }
+                row->mismatches += bad;
             }
             rows[2 * c].seconds += now_s() - t0;
         }
     }
-    (void)chunk;
     return st;
 }
 
@@ -190,9 +225,12 @@ static fpsim_status run_small(const vcase *vc, fpsim_gpu_check *row, int threads
             if (st == FPSIM_OK) st = fpsim_gpu_convert_f16_dev(d_out, d_in, n, &vc->spec, SR_SEED, SR_STREAM, 0, 0, NULL);
         }
         if (st == FPSIM_OK) st = fpsim_gpu_copy(gpu, d_out, n * (vc->wide ? 2 : 1), 1);
-        if (st == FPSIM_OK)
-            row->mismatches += compare_codes(cpu, gpu, n, vc->wide, 0, row->example, sizeof row->example,
-                                             what ? "f16" : "bf16");
+        size_t at = 0;
+        uint64_t bad = st == FPSIM_OK ? compare_codes(cpu, gpu, n, vc->wide, &at) : 0;
+        if (bad && !row->example[0])
+            snprintf(row->example, sizeof row->example, "%s 0x%04zx: cpu 0x%x gpu 0x%x", what ? "f16" : "bf16", at,
+                     vc->wide ? ((uint16_t *)cpu)[at] : cpu[at], vc->wide ? ((uint16_t *)gpu)[at] : gpu[at]);
+        row->mismatches += bad;
     } else if (st == FPSIM_OK) {
         /* Decode: the CPU scalar core over every code, the GPU kernel over the same codes. */
         uint32_t *yc = (uint32_t *)cpu;
@@ -231,10 +269,12 @@ fpsim_status fpsim_gpu_verify_elements(const fpsim_gpu_verify_opts *o, fpsim_gpu
     vcase *cases = NULL;
     size_t ncase = collect_cases(&cases, o->only);
     if (!cases) return fpsim_fail(FPSIM_ENOMEM, "verify: no memory for the case list");
-    const size_t chunk = (size_t)1 << 27;
-    range *rg = NULL;
-    size_t nrange = make_ranges(&rg, o->full, chunk);
-    size_t maxn = o->full ? chunk : 65536;
+    const size_t chunk = (size_t)1 << 27, nsample = (size_t)1 << 24;
+    range *rg = NULL, one = {0, nsample};
+    size_t nrange = o->full ? make_ranges(&rg, chunk) : 1;
+    if (!o->full) rg = malloc(sizeof *rg), rg ? (void)(*rg = one) : (void)0;
+    size_t maxn = o->full ? chunk : nsample;
+    float *sample_dev = NULL;
     uint32_t *x = NULL;
     void *cpu_codes = malloc(maxn * 2), *host_codes = NULL, *dev_codes = NULL;
     fpsim_gpu_check *rows = calloc(2 * (ncase ? ncase : 1), sizeof *rows);
@@ -242,6 +282,11 @@ fpsim_status fpsim_gpu_verify_elements(const fpsim_gpu_verify_opts *o, fpsim_gpu
     if (st == FPSIM_OK) st = fpsim_gpu_host_alloc((void **)&x, maxn * 4);
     if (st == FPSIM_OK) st = fpsim_gpu_host_alloc(&host_codes, maxn * 2);
     if (st == FPSIM_OK) st = fpsim_gpu_alloc(&dev_codes, maxn * 2);
+    if (st == FPSIM_OK && !o->full) {
+        make_sample(x, nsample);
+        st = fpsim_gpu_alloc((void **)&sample_dev, nsample * 4);
+        if (st == FPSIM_OK) st = fpsim_gpu_copy(sample_dev, x, nsample * 4, 0);
+    }
     const size_t group = 16;
     for (size_t g = 0; g < ncase && st == FPSIM_OK; g += group) {
         size_t k = ncase - g < group ? ncase - g : group;
@@ -251,7 +296,8 @@ fpsim_status fpsim_gpu_verify_elements(const fpsim_gpu_verify_opts *o, fpsim_gpu
             snprintf(rows[2 * (g + c) + 1].name, sizeof rows[0].name, "f32->%s [hw cvt]%s", cases[g + c].name,
                      o->full ? "" : " (sample)");
         }
-        st = run_f32_group(cases + g, k, rg, nrange, chunk, threads, x, cpu_codes, host_codes, dev_codes, rows + 2 * g);
+        st = run_f32_group(cases + g, k, rg, nrange, sample_dev, threads, x, cpu_codes, host_codes, dev_codes,
+                           rows + 2 * g);
         for (size_t c = 0; c < k && st == FPSIM_OK; c++) {
             const vcase *vc = &cases[g + c];
             for (int pass = 0; pass < 1 + vc->hw; pass++) {
@@ -273,6 +319,7 @@ fpsim_status fpsim_gpu_verify_elements(const fpsim_gpu_verify_opts *o, fpsim_gpu
         }
     }
     fpsim_gpu_free(dev_codes);
+    fpsim_gpu_free(sample_dev);
     fpsim_gpu_host_free(host_codes);
     fpsim_gpu_host_free(x);
     free(cpu_codes);

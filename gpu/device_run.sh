@@ -46,6 +46,14 @@ if ! skip build; then
   fi
 fi
 
+# registers, stack frames (spills) of the kernels
+if [ -n "$FPSIM" ] && command -v cuobjdump >/dev/null; then
+  for o in $(find build-dev build-min -name 'convert.cu.o' -o -name 'block_quantize.cu.o' -o -name 'gpu_convert.cu.o' -o -name 'gpu_block_quantize.cu.o' 2>/dev/null); do
+    cuobjdump --dump-resource-usage "$o" 2>/dev/null | grep -E "Function|REG" | paste - - |
+      sed -E 's/.*Function ([^:]*):.*REG:([0-9]+) STACK:([0-9]+).*/\2 regs \3 stack \1/' | sort -u | head -12
+  done >> "$S"
+fi
+
 if ! skip verify; then
   args=(verify --device gpu)
   [ "${FULL:-0}" = 1 ] && args+=(--full)

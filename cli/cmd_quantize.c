@@ -170,7 +170,7 @@ static fpsim_status write_root_attrs(hid_t f, const struct quantize_args *a, con
     ATTR(fpsim_h5_attr_string(f, "device", a->device));
     ATTR(fpsim_h5_attr_int64(f, "threads", threads));
     ATTR(fpsim_h5_attr_string(f, "input_file", a->src.path));
-    ATTR(fpsim_h5_attr_string(f, "input_dataset", a->src.dataset ? a->src.dataset : ""));
+    ATTR(fpsim_h5_attr_string(f, "input_dataset", x->dataset));
     ATTR(fpsim_h5_attr_string(f, "input_format", x->format));
     ATTR(fpsim_h5_attr_string(f, "input_dtype", x->source_dtype));
     ATTR(fpsim_h5_attr_int64(f, "input_rounded_to_f32", x->rounded));

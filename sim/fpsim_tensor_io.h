@@ -41,6 +41,7 @@ typedef struct fpsim_tensor2d {
     uint16_t *bf16;           /* rows x cols bfloat16 bits, when dtype == FPSIM_TENSOR_BF16 */
     char format[8];           /* "npy", "hdf5" or "raw" */
     char source_dtype[8];     /* as stored: "f32", "f64", "bf16" */
+    char dataset[256];        /* HDF5: the dataset read (found when none was named); else "" */
     int rounded;              /* 1 if values were rounded to float32 (float64 input) */
 } fpsim_tensor2d;
 

@@ -158,6 +158,7 @@ static fpsim_status read_hdf5(fpsim_tensor2d *out, const fpsim_tensor_source *sr
     out->rows = m.rows;
     out->cols = m.cols;
     strcpy(out->format, "hdf5");
+    snprintf(out->dataset, sizeof out->dataset, "%s", dataset);
     switch (m.type) {
     case FPSIM_H5_BF16:
         out->dtype = FPSIM_TENSOR_BF16;

@@ -91,7 +91,8 @@ static void test_hdf5(void)
     TEST_CHECK(&tc, st == FPSIM_OK && t.rows == 3 && t.cols == 2 && t.dtype == FPSIM_TENSOR_F32, "h5 f64: %s",
                fpsim_last_error());
     if (!st) {
-        TEST_CHECK(&tc, t.rounded && !strcmp(t.source_dtype, "f64") && !strcmp(t.format, "hdf5"), "%s", "f64 labels");
+        TEST_CHECK(&tc, t.rounded && !strcmp(t.source_dtype, "f64") && !strcmp(t.format, "hdf5") && !strcmp(t.dataset, "w"),
+                   "%s", "f64 labels (and the dataset found)");
         /* Independent: float64 -> float32 RNE, computed with nextafterf bracketing. */
         for (int i = 0; i < 6; i++) {
             float got = t.f32[i];

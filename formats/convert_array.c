@@ -1,15 +1,18 @@
 /* convert_array.c: array conversions (f32/f64/bf16/f16 -> codes, codes -> f32/f64).
  *
- * Each hot loop calls the scalar core (fpsim_core.h) with the rounding mode as a compile-time
- * constant, on a local copy of the spec (so that stores to the uint8_t codes cannot alias it),
- * and is compiled three times (AVX-512, AVX2, baseline x86-64) with the best chosen at run time
- * (gcc target_clones). The core is branch-free in the data, so these loops vectorize.
+ * Each hot loop calls the scalar core (fpsim_core.h) with the rounding mode and the rule set
+ * (fpsim_spec_full_rules) as compile-time constants, on a local copy of the spec (so that stores
+ * to the codes cannot alias it), and is compiled three times (AVX-512, AVX2, baseline x86-64)
+ * with the best chosen at load time (gcc target_clones). The core is branch-free in the data, so
+ * these loops vectorize; docs/formats.md records the loop sizes and the measured speed.
  *
- * Work is cut into tiles of TILE elements; a tile of bf16/f16 sources is first widened exactly to
- * float32 bits, and under stochastic rounding a tile's random words are drawn first
- * (fpsim_sr_word layout: word (i & 3) of the Philox block of counter i >> 2). Large arrays are
- * split over threads (fpsim_parallel_for); element i always uses random word index0 + i, so
- * neither threads nor tiles change any bit. */
+ * Work is cut into tiles of TILE elements: a tile of bf16/f16 sources is first widened exactly to
+ * float32 bits (f64 sources under FPSIM_SPEC_F64_VIA_F32 narrowed to float32 with RNE), under
+ * stochastic rounding the tile's random words are drawn first (fpsim_sr_word layout: word
+ * (i & 3) of the Philox block of counter i >> 2; 16 blocks at a time with AVX-512 where the CPU
+ * has it), codes are computed as 32-bit words and then narrowed to bytes or halfwords. Large
+ * arrays are split over threads (fpsim_parallel_for); element i always uses random word
+ * index0 + i, so neither threads nor tiles change any bit. */
 #include <string.h>
 
 #include "fpsim_core.h"

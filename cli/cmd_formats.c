@@ -20,7 +20,8 @@ static void usage(FILE *out)
             "and the policies that define the format.\n\n"
             "  --json      one JSON object per format (an array), numbers as decimals\n"
             "  --policies  also print every (policy, format) row: codes for +-overflow, +-Inf, +-NaN,\n"
-            "              the default rounding and the implementation it emulates\n");
+            "              the default rounding and the implementation it emulates (with --json:\n"
+            "              only these rows, one JSON object each, codes as integers)\n");
 }
 
 static const char *specials_name(int sp)
@@ -72,6 +73,28 @@ static void print_table(void)
     }
 }
 
+static void print_policies_json(void)
+{
+    int first = 1;
+    printf("[\n");
+    for (int p = 0; p < fpsim_policy_count(); p++)
+        for (int i = 0; i < FPSIM_FORMAT_COUNT; i++) {
+            const char *name = fpsim_policy_name(p);
+            fpsim_spec s;
+            if (fpsim_spec_make(&s, (fpsim_format_id)i, name, FPSIM_ROUND_DEFAULT, 0))
+                continue;
+            printf("%s  {\"policy\": \"%s\", \"format\": \"%s\", \"round\": \"%s\", \"overflow\": [%d, %d], "
+                   "\"inf\": [%d, %d], \"nan\": [%d, %d], \"flags\": %d, \"emulates\": ",
+                   first ? "" : ",\n", name, fpsim_format_get((fpsim_format_id)i)->name,
+                   fpsim_round_name((fpsim_round)s.round), s.ovf_pos, s.ovf_neg, s.inf_pos, s.inf_neg, s.nan_pos,
+                   s.nan_neg, s.flags);
+            fpsim_cli_json_string(stdout, fpsim_policy_source(name, (fpsim_format_id)i));
+            printf("}");
+            first = 0;
+        }
+    printf("\n]\n");
+}
+
 static void print_policies(void)
 {
     printf("\n%-14s %-12s %-5s %-13s %-13s %-13s %s\n", "policy", "format", "round", "overflow +/-", "Inf +/-",
@@ -110,7 +133,9 @@ int cmd_formats(int argc, char **argv)
             return fpsim_cli_unknown_option(CMD, argv[i]);
         }
     }
-    if (json)
+    if (json && policies)
+        print_policies_json();
+    else if (json)
         print_json();
     else
         print_table();

@@ -6,6 +6,7 @@
 #   FULL=1 bash gpu/device_run.sh     verify over all 2^32 float32 inputs instead of the sample
 #   ONLY=TEXT                         restrict verify to cases containing TEXT
 #   SKIP=build,ctest,verify,bench,torch   steps to leave out (comma list)
+#   BUILD=min                         skip the CMake attempt, build with gpu/tools/build_min.sh
 #
 # Writes logs under $OUT (default /tmp/fpsim-device): build.log, ctest.log, verify.log, bench.json,
 # torch.json, summary.txt (at most 8 files come back from the device tool). Builds with CMake when
@@ -29,7 +30,7 @@ cat "$S"
 FPSIM=""
 TESTDIR=""
 if ! skip build; then
-  if timeout 300 cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DFPSIM_CUDA=ON > "$OUT/build.log" 2>&1 &&
+  if [ "${BUILD:-cmake}" = cmake ] && timeout 300 cmake -S . -B build-dev -DCMAKE_BUILD_TYPE=Release -DFPSIM_CUDA=ON > "$OUT/build.log" 2>&1 &&
      timeout 300 cmake --build build-dev -j"$(nproc)" --target fpsim test_gpu_convert test_gpu_blocks >> "$OUT/build.log" 2>&1; then
     FPSIM=build-dev/fpsim
     TESTDIR=build-dev/tests

@@ -63,58 +63,62 @@ FPSIM_HOT static void philox_blocks_scalar(uint32_t *rb, uint64_t g0, size_t gro
 #include <immintrin.h>
 #define FPSIM_HAVE_PHILOX_AVX512 1 /* AVX-512 kernels chosen at run time (Philox, table lookup) */
 
-/* 32x32 -> 64 products of all 16 lanes with a constant: vpmuludq on the even lanes and on the
- * odd lanes moved down, then the high and low halves put back in lane order. (gcc's own
- * vectorization of the scalar code uses the slow 64-bit vpmullq here.) */
-__attribute__((target("avx512f"))) static inline void mulhilo16(__m512i a, __m512i m, __m512i *hi, __m512i *lo)
-{
-    const __m512i even = _mm512_mul_epu32(a, m);
-    const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
-    *lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
-    *hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
-}
-
-/* The same blocks, 16 at a time (the same Philox4x32-10 as fpsim_philox4x32_10: tested through
- * the array conversions against the scalar definition). */
+/* The same blocks, 16 at a time (the same Philox4x32-10 as fpsim_philox4x32_10: checked through
+ * the array conversions against the scalar definition). Each counter word lives in the low half
+ * of a 64-bit lane, 8 blocks per register, so that vpmuludq gives the whole 32x32 -> 64 product
+ * in place: hi = product >> 32, lo = the product itself (its upper half is never read, since
+ * vpmuludq and the final narrowing look only at low halves). */
 __attribute__((target("avx512f"))) static void philox_blocks_avx512(uint32_t *rb, uint64_t g0, size_t groups,
                                                                      uint64_t seed, uint32_t stream)
 {
-    const __m512i m0 = _mm512_set1_epi32((int)0xD2511F53u), m1 = _mm512_set1_epi32((int)0xCD9E8D57u);
+    const __m512i m0 = _mm512_set1_epi64(0xD2511F53), m1 = _mm512_set1_epi64(0xCD9E8D57);
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    const __m512i one = _mm512_set1_epi32(1);
     size_t k = 0;
     for (; k + 16 <= groups; k += 16) {
         const uint64_t g = g0 + k;
         const __m512i base_lo = _mm512_set1_epi32((int)(uint32_t)g);
-        __m512i c0 = _mm512_add_epi32(base_lo, lane);
+        const __m512i lo16 = _mm512_add_epi32(base_lo, lane);
         /* a carry into the high word when the low word wraps inside these 16 blocks */
-        const __mmask16 wrap = _mm512_cmplt_epu32_mask(c0, base_lo);
-        __m512i c1 = _mm512_mask_add_epi32(_mm512_set1_epi32((int)(uint32_t)(g >> 32)), wrap,
-                                           _mm512_set1_epi32((int)(uint32_t)(g >> 32)), one);
-        __m512i c2 = _mm512_set1_epi32((int)stream), c3 = _mm512_setzero_si512();
-        uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-        for (int round = 0; round < 10; round++) {
-            __m512i hi0, lo0, hi1, lo1;
-            mulhilo16(c0, m0, &hi0, &lo0);
-            mulhilo16(c2, m1, &hi1, &lo1);
-            c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32((int)k0));
-            c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32((int)k1));
-            c1 = lo1;
-            c3 = lo0;
-            k0 += 0x9E3779B9u;
-            k1 += 0xBB67AE85u;
+        const __mmask16 wrap = _mm512_cmplt_epu32_mask(lo16, base_lo);
+        const __m512i hi16 = _mm512_mask_add_epi32(_mm512_set1_epi32((int)(uint32_t)(g >> 32)), wrap,
+                                                   _mm512_set1_epi32((int)(uint32_t)(g >> 32)), _mm512_set1_epi32(1));
+        __m512i c[2][4];
+        for (int h = 0; h < 2; h++) {
+            c[h][0] = _mm512_cvtepu32_epi64(h ? _mm512_extracti64x4_epi64(lo16, 1) : _mm512_castsi512_si256(lo16));
+            c[h][1] = _mm512_cvtepu32_epi64(h ? _mm512_extracti64x4_epi64(hi16, 1) : _mm512_castsi512_si256(hi16));
+            c[h][2] = _mm512_set1_epi64(stream);
+            c[h][3] = _mm512_setzero_si512();
         }
-        /* 4x16 words -> 16 blocks of 4 consecutive words. */
-        const __m512i t0 = _mm512_unpacklo_epi32(c0, c1), t1 = _mm512_unpackhi_epi32(c0, c1);
-        const __m512i t2 = _mm512_unpacklo_epi32(c2, c3), t3 = _mm512_unpackhi_epi32(c2, c3);
+        __m512i k0 = _mm512_set1_epi64((uint32_t)seed), k1 = _mm512_set1_epi64((uint32_t)(seed >> 32));
+        const __m512i w0 = _mm512_set1_epi64(0x9E3779B9), w1 = _mm512_set1_epi64(0xBB67AE85);
+        for (int round = 0; round < 10; round++) {
+            for (int h = 0; h < 2; h++) {
+                const __m512i p0 = _mm512_mul_epu32(c[h][0], m0);
+                const __m512i p1 = _mm512_mul_epu32(c[h][2], m1);
+                /* 0x96: a ^ b ^ c */
+                c[h][0] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), c[h][1], k0, 0x96);
+                c[h][2] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), c[h][3], k1, 0x96);
+                c[h][1] = p1;
+                c[h][3] = p0;
+            }
+            k0 = _mm512_add_epi64(k0, w0); /* only the low 32 bits are ever used */
+            k1 = _mm512_add_epi64(k1, w1);
+        }
+        /* Low halves back to 16 words per register, then 4x16 words -> 16 blocks of 4 words. */
+        __m512i v[4];
+        for (int w = 0; w < 4; w++)
+            v[w] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(c[0][w])),
+                                      _mm512_cvtepi64_epi32(c[1][w]), 1);
+        const __m512i t0 = _mm512_unpacklo_epi32(v[0], v[1]), t1 = _mm512_unpackhi_epi32(v[0], v[1]);
+        const __m512i t2 = _mm512_unpacklo_epi32(v[2], v[3]), t3 = _mm512_unpackhi_epi32(v[2], v[3]);
         const __m512i u0 = _mm512_unpacklo_epi64(t0, t2), u1 = _mm512_unpackhi_epi64(t0, t2);
         const __m512i u2 = _mm512_unpacklo_epi64(t1, t3), u3 = _mm512_unpackhi_epi64(t1, t3);
         const __m512i a = _mm512_shuffle_i32x4(u0, u1, 0x44), b = _mm512_shuffle_i32x4(u2, u3, 0x44);
-        const __m512i c = _mm512_shuffle_i32x4(u0, u1, 0xEE), d = _mm512_shuffle_i32x4(u2, u3, 0xEE);
+        const __m512i cc = _mm512_shuffle_i32x4(u0, u1, 0xEE), d = _mm512_shuffle_i32x4(u2, u3, 0xEE);
         _mm512_storeu_si512((void *)(rb + 4 * k), _mm512_shuffle_i32x4(a, b, 0x88));
         _mm512_storeu_si512((void *)(rb + 4 * k + 16), _mm512_shuffle_i32x4(a, b, 0xDD));
-        _mm512_storeu_si512((void *)(rb + 4 * k + 32), _mm512_shuffle_i32x4(c, d, 0x88));
-        _mm512_storeu_si512((void *)(rb + 4 * k + 48), _mm512_shuffle_i32x4(c, d, 0xDD));
+        _mm512_storeu_si512((void *)(rb + 4 * k + 32), _mm512_shuffle_i32x4(cc, d, 0x88));
+        _mm512_storeu_si512((void *)(rb + 4 * k + 48), _mm512_shuffle_i32x4(cc, d, 0xDD));
     }
     philox_blocks_scalar(rb + 4 * k, g0 + k, groups - k, seed, stream);
 }

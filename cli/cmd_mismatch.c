@@ -1,12 +1,280 @@
-/* cmd_mismatch.c: `fpsim mismatch` (not built yet: says so and fails). */
+/* cmd_mismatch.c: `fpsim mismatch`: generator/trainer mismatch, token by token and layer by layer
+ * (docs/mismatch.md). */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "cli_util.h"
 #include "commands.h"
+#include "fpsim_file.h"
+#include "fpsim_mismatch.h"
+
+static const char *const CMD = "mismatch";
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: fpsim mismatch --generator G --trainer T [--tokens FILE | --sample N]\n"
+            "                      [--steps S] [--out m.h5] [--seed S] [--quiet] [--suite]\n"
+            "                      [--model SPEC] [--pretrain N] [--temperature X] [--top-p X]\n"
+            "                      [--no-attribution] [--threads T] [--plot m.h5 [--plots DIR]]\n\n"
+            "Scores the same tokens with two engines of one model and weights: the generator\n"
+            "(sampler) and the trainer (logprob recomputation), each a recipe plus kernel numerics,\n"
+            "and reports NeMo RL's mismatch metrics (token_mult_prob_error, gen_kl_error,\n"
+            "policy_kl_error, js_divergence_error, sampling_importance_ratio), the Thinking\n"
+            "Machines kl_sample_train_v1/v2 and quantiles of g - p, the IS corrections (tis C=2,\n"
+            "icepop [0.5,5], seq-mask-tis [0.999,1.002]) with how often they bite, per-layer\n"
+            "errors at the canonical points (rel L2, max abs, cosine, logit-lens KL), and an\n"
+            "attribution that swaps one layer or part of the generator to the trainer's numerics.\n\n"
+            "  --generator G    engine text RECIPE[,key=value...]: RECIPE from `fpsim recipes` (or\n"
+            "                   fp32, fp64); keys accum=fp32|hopper-qgmma|hopper-qgmma:fast|fp64,\n"
+            "                   reduce=seq|pairwise|blocked, kv=hp|fp8, kv_scales=fresh|stale,\n"
+            "                   style=decode|prefill, refit=bf16|none\n"
+            "                   (generator defaults: style=decode,reduce=pairwise,refit=bf16)\n"
+            "  --trainer T      same grammar (defaults: style=prefill,reduce=seq,refit=none)\n"
+            "  --tokens FILE    score these sequences instead of sampling: one per line, token ids\n"
+            "                   separated by spaces, '|' before the scored part (docs/mismatch.md)\n"
+            "  --sample N       sequences sampled per step by the generator (default 32)\n"
+            "  --steps S        optimizer steps (refit, KV recalibration, sample, score; default 1)\n"
+            "  --suite          the standard configurations side by side (bf16, fp8-e2e,\n"
+            "                   fp8-gen-only, fp8-pow2-train, fp8-kv-fresh/stale, nvfp4-gen-only)\n"
+            "  --out PATH       HDF5 results (schema in docs/mismatch.md)\n"
+            "  --seed S         sampling and SR seed (default 1)\n"
+            "  --model SPEC     model spec (fpsim replay --help), default the 4-layer d=256 model\n"
+            "  --pretrain N     FP32 training steps before step 0 (default 150)\n"
+            "  --temperature X  sampling temperature (default 1); --top-p X nucleus (default 1)\n"
+            "  --no-attribution skip the per-layer / per-part swaps\n"
+            "  --threads T      threads (same bits on any count)\n"
+            "  --plot FILE      draw the plots of a mismatch file into --plots DIR (default plots)\n"
+            "  --from FILE      a PyTorch capture (not available in this build)\n"
+            "  --quiet          no notes, no table\n");
+}
+
+static void on_progress(void *ctx, const char *what)
+{
+    (void)ctx;
+    fpsim_cli_note("mismatch: %s done", what);
+}
+
+static void print_table(const fpsim_mm_run *r)
+{
+    int N = r->nresults, S = r->config.steps, L = r->config.model.layers;
+    printf("%-34s", "metric (last step)");
+    for (int i = 0; i < N; i++) printf(" %14s", r->results[i].name);
+    printf("\n");
+#define ROW(label, expr)                                                                  \
+    do {                                                                                  \
+        printf("%-34s", label);                                                           \
+        for (int i = 0; i < N; i++) {                                                     \
+            const fpsim_mm_result *x = &r->results[i];                                    \
+            const fpsim_mm_summary *s = &x->summary[S - 1];                               \
+            (void)s;                                                                      \
+            printf(" %14.6g", (double)(expr));                                            \
+        }                                                                                 \
+        printf("\n");                                                                     \
+    } while (0)
+    ROW("tokens scored", s->tokens);
+    ROW("token_mult_prob_error mean", s->token[FPSIM_MM_TOKEN_MULT_PROB_ERROR].mean);
+    ROW("token_mult_prob_error median", s->token[FPSIM_MM_TOKEN_MULT_PROB_ERROR].median);
+    ROW("token_mult_prob_error p99", s->token[FPSIM_MM_TOKEN_MULT_PROB_ERROR].p99);
+    ROW("token_mult_prob_error max", s->token[FPSIM_MM_TOKEN_MULT_PROB_ERROR].max);
+    ROW("gen_kl_error", s->token[FPSIM_MM_GEN_KL_ERROR].mean);
+    ROW("policy_kl_error", s->token[FPSIM_MM_POLICY_KL_ERROR].mean);
+    ROW("js_divergence_error", s->token[FPSIM_MM_JS_DIVERGENCE_ERROR].mean);
+    ROW("sampling_importance_ratio", s->token[FPSIM_MM_SAMPLING_IMPORTANCE_RATIO].mean);
+    ROW("kl_sample_train_v1", s->token[FPSIM_MM_KL_SAMPLE_TRAIN_V1].mean);
+    ROW("kl_sample_train_v2", s->token[FPSIM_MM_KL_SAMPLE_TRAIN_V2].mean);
+    ROW("g-p p05", s->diff_p05);
+    ROW("g-p p50", s->diff_p50);
+    ROW("g-p p95", s->diff_p95);
+    ROW("g-p max_abs", s->diff_max_abs);
+    ROW("seq mult_prob_error max", s->seq_mult_prob_error.max);
+    ROW("is_oob_ratio tis(2)", x->is[(size_t)(S - 1) * FPSIM_IS_COUNT + FPSIM_IS_TIS].oob_ratio);
+    ROW("is_oob_ratio icepop[0.5,5]", x->is[(size_t)(S - 1) * FPSIM_IS_COUNT + FPSIM_IS_ICEPOP].oob_ratio);
+    ROW("is_oob_ratio seq-mask-tis", x->is[(size_t)(S - 1) * FPSIM_IS_COUNT + FPSIM_IS_SEQ_MASK_TIS].oob_ratio);
+    ROW("logits rel L2", x->points[(size_t)(S - 1) * (size_t)(L + 3) + (size_t)(L + 2)].rel_l2);
+    ROW("logits KL(gen||train)", x->points[(size_t)(S - 1) * (size_t)(L + 3) + (size_t)(L + 2)].lens_kl);
+    ROW("KV clip fraction", x->kv_clip[S - 1]);
+    ROW("reward (sampled)", x->reward_mean);
+#undef ROW
+    for (int i = 0; i < N; i++) {
+        const fpsim_mm_result *x = &r->results[i];
+        printf("\n%s: generator %s\n%*s  trainer   %s\n", x->name, x->gen_text, (int)strlen(x->name), "", x->train_text);
+        printf("  %-12s %12s %12s %12s %12s\n", "point", "rel_l2", "max_abs", "cosine", "lens_kl");
+        for (int k = 0; k <= L + 2; k++) {
+            const fpsim_mm_point *p = &x->points[(size_t)(S - 1) * (size_t)(L + 3) + (size_t)k];
+            char nm[32];
+            if (k == 0) snprintf(nm, sizeof nm, "embed");
+            else if (k <= L) snprintf(nm, sizeof nm, "block%d", k - 1);
+            else if (k == L + 1) snprintf(nm, sizeof nm, "final_norm");
+            else snprintf(nm, sizeof nm, "logits");
+            printf("  %-12s %12.4g %12.4g %12.8f %12.4g\n", nm, p->rel_l2, p->max_abs, p->cosine, p->lens_kl);
+        }
+        if (x->have_attr) {
+            double base = x->summary[S - 1].token[FPSIM_MM_TOKEN_MULT_PROB_ERROR].mean - 1.0;
+            printf("  attribution: token_mult_prob_error - 1 with one part on the trainer's numerics (full: %.4g)\n", base);
+            for (int k = 0; k < L + 2; k++) {
+                double v = x->attr_layer[k].token[FPSIM_MM_TOKEN_MULT_PROB_ERROR].mean - 1.0;
+                char nm[32];
+                if (k == 0) snprintf(nm, sizeof nm, "embed");
+                else if (k <= L) snprintf(nm, sizeof nm, "layer%d", k - 1);
+                else snprintf(nm, sizeof nm, "head");
+                printf("    %-10s %12.4g  (drop %+.4g)\n", nm, v, base - v);
+            }
+            const char *parts[3] = {"gemm", "reduce", "kv"};
+            for (int k = 0; k < 3; k++) {
+                double v = x->attr_part[k].token[FPSIM_MM_TOKEN_MULT_PROB_ERROR].mean - 1.0;
+                printf("    %-10s %12.4g  (drop %+.4g)\n", parts[k], v, base - v);
+            }
+        }
+    }
+}
 
 int cmd_mismatch(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "fpsim mismatch: not implemented yet\n");
-    return 2;
+    if (fpsim_cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
+    fpsim_mm_config cfg;
+    fpsim_mm_config_default(&cfg);
+    const char *gen = NULL, *train = NULL, *tokens = NULL, *out = NULL, *model = NULL;
+    const char *plot = NULL, *plots_dir = "plots", *from = NULL;
+    int suite = 0, quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int k;
+        long n;
+        uint64_t u;
+        double d;
+        if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--generator", &v))) {
+            if (k < 0) return 2;
+            gen = v;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--trainer", &v))) {
+            if (k < 0) return 2;
+            train = v;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--tokens", &v))) {
+            if (k < 0) return 2;
+            tokens = v;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--sample", &v))) {
+            if (k < 0 || fpsim_cli_parse_int(v, "--sample", 1, 1 << 20, &n)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            cfg.samples = (size_t)n;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--steps", &v))) {
+            if (k < 0 || fpsim_cli_parse_int(v, "--steps", 1, 100000, &n)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            cfg.steps = (int)n;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--pretrain", &v))) {
+            if (k < 0 || fpsim_cli_parse_int(v, "--pretrain", 0, 1000000, &n)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            cfg.pretrain_steps = (int)n;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--out", &v))) {
+            if (k < 0) return 2;
+            out = v;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--seed", &v))) {
+            if (k < 0 || fpsim_cli_parse_u64(v, "--seed", &u)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            cfg.seed = u;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--model", &v))) {
+            if (k < 0) return 2;
+            model = v;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--temperature", &v))) {
+            if (k < 0 || fpsim_cli_parse_double(v, "--temperature", &d)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            cfg.temperature = d;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--top-p", &v))) {
+            if (k < 0 || fpsim_cli_parse_double(v, "--top-p", &d)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            cfg.top_p = d;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--threads", &v))) {
+            int t;
+            if (k < 0 || fpsim_cli_parse_threads(v, &t)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            cfg.threads = t;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--plot", &v))) {
+            if (k < 0) return 2;
+            plot = v;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--plots", &v))) {
+            if (k < 0) return 2;
+            plots_dir = v;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--from", &v))) {
+            if (k < 0) return 2;
+            from = v;
+        } else if (!strcmp(argv[i], "--suite")) {
+            suite = 1;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = 1;
+        } else if (!strcmp(argv[i], "--no-attribution")) {
+            cfg.attribution = 0;
+        } else {
+            return fpsim_cli_unknown_option(CMD, argv[i]);
+        }
+    }
+    fpsim_cli_set_quiet(quiet);
+    if (plot) {
+        fpsim_status st = fpsim_mismatch_plot(plot, plots_dir, "png");
+        return st ? fpsim_cli_fail(CMD, st) : 0;
+    }
+    if (from) {
+        fpsim_cli_error(CMD, "--from %s: PyTorch captures are not supported by this build yet", from);
+        return 2;
+    }
+    if (!(cfg.temperature > 0.0) || !isfinite(cfg.temperature)) {
+        fpsim_cli_error(CMD, "--temperature must be a positive finite number");
+        return 2;
+    }
+    if (!(cfg.top_p > 0.0 && cfg.top_p <= 1.0)) {
+        fpsim_cli_error(CMD, "--top-p must be in (0, 1]");
+        return 2;
+    }
+    fpsim_status st;
+    if (model && (st = fpsim_model_config_parse(&cfg.model, model, 0))) return fpsim_cli_fail(CMD, st);
+    if (suite) {
+        if (gen || train) {
+            fpsim_cli_error(CMD, "--suite runs its own configurations: drop --generator / --trainer");
+            return 2;
+        }
+        if ((st = fpsim_mm_config_suite(&cfg))) return fpsim_cli_fail(CMD, st);
+        if (cfg.steps < 2) cfg.steps = 3; /* fresh vs stale KV scales need steps */
+        cfg.attribution = 0;
+    } else {
+        if (!gen || !train) {
+            fpsim_cli_error(CMD, "needs --generator and --trainer (or --suite); see fpsim mismatch --help");
+            return 2;
+        }
+        cfg.nconfigs = 1;
+        snprintf(cfg.names[0], sizeof cfg.names[0], "run");
+        fpsim_engine_config_generator(&cfg.gen[0], "bf16");
+        fpsim_engine_config_trainer(&cfg.train[0], "bf16");
+        if ((st = fpsim_engine_config_parse(&cfg.gen[0], gen))) return fpsim_cli_fail(CMD, st);
+        if ((st = fpsim_engine_config_parse(&cfg.train[0], train))) return fpsim_cli_fail(CMD, st);
+    }
+    int32_t *tok = NULL;
+    uint8_t *mask = NULL;
+    if (tokens) {
+        if ((st = fpsim_mm_tokens_read(tokens, cfg.model.vocab, &tok, &mask, &cfg.given_n, &cfg.given_len)))
+            return fpsim_cli_fail_input(CMD, st);
+        cfg.tokens = tok;
+        cfg.mask = mask;
+    }
+    if (out) {
+        if ((st = fpsim_file_check_writable(out))) {
+            free(tok);
+            free(mask);
+            return fpsim_cli_fail_input(CMD, st);
+        }
+    }
+    if (!quiet) {
+        cfg.progress = on_progress;
+    }
+    char cmdline[4096];
+    fpsim_cli_command_line(cmdline, sizeof cmdline, argc, argv);
+    double t0 = fpsim_cli_seconds();
+    fpsim_mm_run *r = NULL;
+    st = fpsim_mm_run_all(&r, &cfg);
+    free(tok);
+    free(mask);
+    if (st) return fpsim_cli_fail(CMD, st);
+    fpsim_cli_note("mismatch: %.1f s", fpsim_cli_seconds() - t0);
+    if (!quiet) print_table(r);
+    if (out && (st = fpsim_mm_write_h5(r, out, cmdline))) {
+        fpsim_mm_run_free(r);
+        return fpsim_cli_fail(CMD, st);
+    }
+    fpsim_mm_run_free(r);
+    return 0;
 }

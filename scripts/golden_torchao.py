@@ -137,9 +137,43 @@ def main():
         np.save(os.path.join(args.out, f"{case}_blocked.npy"),
                 np.ascontiguousarray(blocked.view(torch.uint8).numpy()))
 
+    # graphcore gfloat (pure Python, float64): block.compute_scale_amax + encode_block, RNE,
+    # saturating, for the finite inputs (rule=gfloat)
+    try:
+        import gfloat
+        from gfloat.block import compute_scale_amax, encode_block
+        from gfloat import formats as gf
+        gfmts = [("mxfp8-e4m3", gf.format_info_mxfp8_e4m3), ("mxfp8-e5m2", gf.format_info_mxfp8_e5m2),
+                 ("mxfp6-e2m3", gf.format_info_mxfp6_e2m3), ("mxfp6-e3m2", gf.format_info_mxfp6_e3m2),
+                 ("mxfp4", gf.format_info_mxfp4_e2m1)]
+        for inp in ("normal", "edge"):
+            x = inputs[inp].astype(np.float64)
+            for ename, fi in gfmts:
+                rows, cols = x.shape
+                scales = np.zeros((rows, cols // 32), np.uint8)
+                codes = np.zeros((rows, cols), np.uint8)
+                for r in range(rows):
+                    for b in range(cols // 32):
+                        v = x[r, 32 * b:32 * b + 32]
+                        sc = compute_scale_amax(fi.etype.emax, v)
+                        enc = list(encode_block(fi, sc, v / sc))
+                        scales[r, b] = enc[0]
+                        codes[r, 32 * b:32 * b + 32] = enc[1:]
+                if ename == "mxfp4":
+                    codes = (codes[:, 0::2] | (codes[:, 1::2] << 4)).astype(np.uint8)
+                case = f"gfloat_{inp}_{ename}"
+                np.save(os.path.join(args.out, f"{case}_scales.npy"), scales)
+                np.save(os.path.join(args.out, f"{case}_codes.npy"), codes)
+                lines.append(f"{case} {inp} {ename}:rule=gfloat rows")
+        gfloat_version = gfloat.__version__ if hasattr(gfloat, "__version__") else "0.5.2"
+    except ImportError:
+        gfloat_version = None
+        print("gfloat not installed: gfloat cases skipped", file=sys.stderr)
+
     with open(os.path.join(args.out, "manifest.txt"), "w") as f:
         f.write(f"# made by scripts/golden_torchao.py with torch {torch.__version__}, "
-                f"torchao {torchao.__version__}, numpy {np.__version__} (CPU)\n")
+                f"torchao {torchao.__version__}, numpy {np.__version__} (CPU)"
+                + (f", gfloat {gfloat_version}" if gfloat_version else "") + "\n")
         f.write("# case input scheme axis\n")
         for line in lines:
             f.write(line + "\n")

@@ -1,9 +1,9 @@
 /* test_block_golden.c: fpsim's block quantizers against torchao, byte for byte.
  *
  * data/golden/ holds inputs and torchao 0.18.0 outputs (to_mx for every MX element type and
- * FLOOR/CEIL/EVEN/RCEIL, nvfp4_quantize single- and two-level) made on the CPU by
- * scripts/golden_torchao.py; manifest.txt names each case's input, fpsim scheme and axis. The
- * expected bytes come from torchao, an independent implementation. */
+ * FLOOR/CEIL/EVEN/RCEIL, nvfp4_quantize single- and two-level, to_blocked scale layouts) and
+ * graphcore gfloat 0.5.2 MX blocks, made on the CPU by scripts/golden_torchao.py; manifest.txt names each case's input, fpsim scheme and axis. The
+ * expected bytes come from torchao and gfloat, independent implementations. */
 #include "fpsim_block.h"
 #include "test_util.h"
 
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static test_counter tc = TEST_COUNTER_INIT("torchao golden vectors");
+static test_counter tc = TEST_COUNTER_INIT("torchao and gfloat golden vectors");
 
 typedef struct npy {
     char descr[8];
@@ -175,7 +175,7 @@ int main(int argc, char **argv)
         passed += run_case(dir, cname, input, scheme, axis);
     }
     fclose(m);
-    printf("%d of %d torchao cases identical\n", passed, cases);
+    printf("%d of %d golden cases identical\n", passed, cases);
     TEST_CHECK(&tc, cases > 0, "manifest %s lists no case", path);
     return test_summary(&tc);
 }

@@ -137,14 +137,15 @@ fpsim_status fpsim_scheme_parse(fpsim_scheme *out, const char *text);
 fpsim_status fpsim_scheme_format(char *buf, size_t cap, const fpsim_scheme *s);
 /* The scheme NAMEs in order; *count receives their number. */
 const char *const *fpsim_scheme_names(size_t *count);
-/* Line i (0 <= i < count) of the --list text: "NAME  canonical-defaults  description". */
+/* Line i (0 <= i < count) of the --list text: "NAME  description" and, on a second line, the
+ * canonical text with every default. */
 fpsim_status fpsim_scheme_list(size_t i, char *buf, size_t cap);
 /* Short name of an enum value for outputs ("rceil-sat", "torchao-cuda", ...). */
 const char *fpsim_mx_rule_name(int rule);
 const char *fpsim_nvfp4_chain_name(int chain);
 const char *fpsim_fp8_block_scale_name(int scale);
 const char *fpsim_tensor_mode_name(int mode);
-/* Elements per block along the stored last dim (tile_cols) and rows per tile (tile_rows). */
+/* 1 if the scheme's tiles are 2D (16x16, 32x32, 128x128: tile_rows > 1). */
 int fpsim_scheme_is_2d(const fpsim_scheme *s);
 
 /* Options of one quantize call (NULL = defaults: rows, seed 0, stream 0, all outputs, threads
@@ -306,7 +307,7 @@ typedef struct fpsim_block_plan {
     fpsim_spec elem_sr;   /* NVFP4 element conversion under stochastic rounding (8 bits) */
     fpsim_spec scale8;    /* NVFP4 E4M3 block-scale conversion */
     float elem_max;
-    const float *src;     /* stored operand, qrows x qcols row-major */
+    const float *src;     /* stored operand, qrows x qcols row-major (rotated for RHT) */
     size_t qrows, qcols;
     fpsim_qtensor *out;
     float *dq;            /* stored-orientation dequant (qrows x qcols) or NULL */
@@ -328,14 +329,6 @@ typedef struct fpsim_block_plan {
 void fpsim_block_mx_group(const fpsim_block_plan *p, size_t g);
 void fpsim_block_nvfp4_group(const fpsim_block_plan *p, size_t g);
 void fpsim_block_fp8_group(const fpsim_block_plan *p, size_t g);
-/* Store code c of stored element (i, j) (FP4: nibble; the row's bytes start zeroed). */
-static inline void fpsim_block_put(fpsim_qtensor *o, size_t r, size_t j, uint32_t c, int fp4)
-{
-    if (fp4)
-        o->codes[r * o->code_stride + (j >> 1)] |= (uint8_t)((c & 0xFu) << ((j & 1u) * 4u));
-    else
-        o->codes[r * o->code_stride + j] = (uint8_t)c;
-}
 /* Store a run of codes into row r from column c0 (FP4: nibbles, even element low; the row's
  * bytes start zeroed). */
 static inline void fpsim_block_store_run(fpsim_qtensor *o, size_t r, size_t c0, const uint8_t *codes,

@@ -198,10 +198,12 @@ static fpsim_status cublas_layout(fpsim_qtensor *o)
             o->cublas_cols = (o->scols + 3) / 4 * 4;
         }
         n = o->cublas_rows * o->cublas_cols;
-        size_t cap = o->cap_cublas;
-        if (!grow((void **)&o->cublas_f32, &cap, n * sizeof(float)))
+        /* exact reallocation: cublas_f32 and cublas_codes share no capacity field */
+        float *q = realloc(o->cublas_f32, n * sizeof(float) + 1);
+        if (!q)
             return fpsim_fail(FPSIM_ENOMEM, "out of memory for %zu cuBLAS scales", n);
-        o->cap_cublas = cap;
+        o->cublas_f32 = q;
+        o->cap_cublas = n * sizeof(float);
         memset(o->cublas_f32, 0, n * sizeof(float));
         for (size_t r = 0; r < o->srows; r++)
             for (size_t c = 0; c < o->scols; c++) {
@@ -217,10 +219,12 @@ static fpsim_status cublas_layout(fpsim_qtensor *o)
      * scale on each of their rows. */
     o->cublas_rows = (o->qrows + 127) / 128 * 128;
     o->cublas_cols = (o->scols + 3) / 4 * 4;
-    size_t n = o->cublas_rows * o->cublas_cols, cap = o->cap_cublas;
-    if (!grow((void **)&o->cublas_codes, &cap, n))
+    size_t n = o->cublas_rows * o->cublas_cols;
+    uint8_t *q = realloc(o->cublas_codes, n + 1);
+    if (!q)
         return fpsim_fail(FPSIM_ENOMEM, "out of memory for %zu cuBLAS scales", n);
-    o->cap_cublas = cap;
+    o->cublas_codes = q;
+    o->cap_cublas = n;
     memset(o->cublas_codes, 0, n);
     for (size_t r = 0; r < o->qrows; r++)
         for (size_t c = 0; c < o->scols; c++)

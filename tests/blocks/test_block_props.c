@@ -478,8 +478,54 @@ static void shapes_and_inputs(void)
     }
 }
 
+/* cuBLASLt Hopper block-scale layouts (gpu-numerics.md section 2, TE CuBLASScaleMunger): VEC128
+ * "M x L, M-major" = (l, m) at l * pad4(M) + m; BLK128x128 "K-major, column stride a multiple of 4"
+ * = (mb, l) at mb * pad4(L) + l; padding 0. One qtensor reused across kinds. */
+static void cublas_layouts(void)
+{
+    const size_t rows = 301, cols = 517;
+    float *x = malloc(rows * cols * sizeof(float));
+    uint64_t st = 9;
+    for (size_t i = 0; i < rows * cols; i++)
+        x[i] = (float)gauss(&st);
+    fpsim_qtensor q;
+    memset(&q, 0, sizeof q);
+    static const char *const schemes[] = {"fp8-block", "mxfp8-e4m3:rule=rceil-sat", "fp8-block:tile=128x128",
+                                          "nvfp4"};
+    for (int k = 0; k < 4; k++) {
+        fpsim_scheme s = scheme(schemes[k]);
+        if (fpsim_block_quantize(&q, &s, x, rows, cols, NULL) != FPSIM_OK) {
+            test_fail(&tc, "%s: %s", schemes[k], fpsim_last_error());
+            continue;
+        }
+        if (s.kind != FPSIM_KIND_FP8_BLOCK)
+            continue;
+        size_t L = (cols + 127) / 128, bad = 0;
+        if (s.tile_rows == 1) {
+            size_t Mp = (rows + 3) / 4 * 4;
+            bad += q.cublas_rows != L || q.cublas_cols != Mp;
+            for (size_t l = 0; l < L; l++)
+                for (size_t m = 0; m < Mp; m++)
+                    bad += test_f32_bits(q.cublas_f32[l * Mp + m]) !=
+                           (m < rows ? test_f32_bits(q.scale_inv[m * L + l]) : 0u);
+        } else {
+            size_t Mb = (rows + 127) / 128, Lp = (L + 3) / 4 * 4;
+            bad += q.cublas_rows != Mb || q.cublas_cols != Lp;
+            for (size_t mb = 0; mb < Mb; mb++)
+                for (size_t l = 0; l < Lp; l++)
+                    bad += test_f32_bits(q.cublas_f32[mb * Lp + l]) !=
+                           (l < L ? test_f32_bits(q.scale_inv[mb * L + l]) : 0u);
+        }
+        test_count(&tc, 1);
+        TEST_CHECK(&tc, bad == 0, "%s cuBLAS layout: %zu mismatches", schemes[k], bad);
+    }
+    fpsim_qtensor_free(&q);
+    free(x);
+}
+
 int main(void)
 {
+    cublas_layouts();
     error_bounds();
     special_blocks();
     transposes();

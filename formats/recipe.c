@@ -80,8 +80,11 @@ static fpsim_status set_operand(fpsim_recipe *r, int p, int k, const char *v, co
     }
     fpsim_scheme s;
     fpsim_status st = fpsim_scheme_parse(&s, v);
-    if (st != FPSIM_OK)
-        return fpsim_fail(st, "recipe key '%s': %s", key, fpsim_last_error());
+    if (st != FPSIM_OK) {
+        char msg[512]; /* the last-error buffer is rewritten by fpsim_fail: copy it first */
+        snprintf(msg, sizeof msg, "%s", fpsim_last_error());
+        return fpsim_fail(st, "recipe key '%s': %s", key, msg);
+    }
     o->quantized = 1;
     o->scheme = s;
     return FPSIM_OK;

@@ -15,6 +15,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,6 +146,28 @@ static float torchao_float8_scale(float amax, float fmax, float eps, int pow2)
     if (pow2)
         sc = exp2f(floorf(log2f(sc)));
     return sc;
+}
+
+/* Statistics over stored rows in parallel: each range sums into its own accumulator and merges
+ * it under a lock; merging is exact and order-independent (qstats.c), so the thread count and
+ * the order of the merges change no bit. */
+typedef struct stats_ctx {
+    const float *src, *dq;
+    size_t qcols;
+    fpsim_qstats *total;
+    pthread_mutex_t lock;
+} stats_ctx;
+
+static void stats_rows(void *ctx, size_t b, size_t e)
+{
+    stats_ctx *c = ctx;
+    fpsim_qstats local;
+    fpsim_qstats_init(&local);
+    for (size_t r = b; r < e; r++)
+        fpsim_qstats_add_block(&local, c->src + r * c->qcols, c->dq + r * c->qcols, c->qcols, 1);
+    pthread_mutex_lock(&c->lock);
+    fpsim_qstats_merge(c->total, &local);
+    pthread_mutex_unlock(&c->lock);
 }
 
 typedef struct run_ctx {
@@ -436,8 +459,9 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
     }
     fpsim_qstats_init(&out->stats);
     if (st == FPSIM_OK && want_st) {
-        for (size_t r = 0; r < qrows; r++) /* one fixed-order run per stored row */
-            fpsim_qstats_add_block(&out->stats, src + r * qcols, dq_stored + r * qcols, qcols, 1);
+        stats_ctx sc = {src, dq_stored, qcols, &out->stats, PTHREAD_MUTEX_INITIALIZER};
+        fpsim_parallel_for(qrows, 64, stats_rows, &sc, threads); /* one fixed-order run per row */
+        pthread_mutex_destroy(&sc.lock);
         for (size_t g = 0; g < ngroups; g++) {
             out->stats.saturated += p.group_sat[g];
             out->stats.zero_blocks += p.group_zero[g];

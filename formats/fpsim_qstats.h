@@ -1,9 +1,9 @@
 /* fpsim_qstats.h: per-tensor quantization statistics that merge exactly.
  *
  * A quantizer compares its dequantized output q with the high-precision input x element by
- * element. Counts are integers. Sums (sum x^2, sum (q-x)^2, sum (q-x)) are accumulated per block
- * in a fixed order (the block's element order, which the data layout fixes), and the block sums
- * are added into exact fixed-point superaccumulators (fpsim_xsum): integer bins, so merging in any
+ * element. Counts are integers. Sums (sum x^2, sum (q-x)^2, sum (q-x)) are accumulated per run
+ * (a stored row) in double in a fixed order that the data layout decides, and the run sums are
+ * added into exact fixed-point superaccumulators (fpsim_xsum): integer bins, so merging in any
  * order, from any number of threads, chunks or GPU blocks, gives the same bits. Maxima are
  * order-independent by nature.
  *
@@ -55,7 +55,7 @@ void fpsim_qstats_init(fpsim_qstats *st);
 void fpsim_qstats_merge(fpsim_qstats *into, const fpsim_qstats *from);
 
 /* Add one run of n elements (x the inputs, q the dequantized values, both with `stride`): counts,
- * maxima, and sums formed in element order in double (err^2 as an exact hi+lo pair) then added
+ * maxima, and sums formed in double in a fixed order (four interleaved lanes, i mod 4) then added
  * exactly. The caller fixes the runs by the data layout (one row), never by the thread count.
  * `saturated`, `blocks` and `zero_blocks` are counted by the quantizer, which alone sees the
  * scaled values. */

@@ -111,58 +111,69 @@ void fpsim_qstats_merge(fpsim_qstats *into, const fpsim_qstats *from)
     fpsim_xsum_merge(&into->sum_err, &from->sum_err);
 }
 
-/* Exact square of a double as hi + lo (Dekker's product with Veltkamp splitting, no FMA, so the
- * identity holds under -ffp-contract=off). Squares of float32 inputs are already exact in hi. */
-static void square_exact(double a, double *hi, double *lo)
-{
-    const double split = 134217729.0; /* 2^27 + 1 */
-    double p = a * a;
-    double t = split * a;
-    double ah = t - (t - a), al = a - ah;
-    *hi = p;
-    *lo = ((ah * ah - p) + 2.0 * ah * al) + al * al;
-}
-
+/* One run: counts and maxima, and the three sums formed in a fixed order that depends only on
+ * the run (four interleaved partial sums, lane i mod 4, combined as (l0 + l1) + (l2 + l3)), so
+ * the result is the same on any thread count; the run sums are then added exactly. A run with a
+ * non-finite input or output takes the element-by-element path with the same lane order. */
 void fpsim_qstats_add_block(fpsim_qstats *st, const float *x, const float *q, size_t n,
                             size_t stride)
 {
-    double sr2 = 0.0, se = 0.0, se2_hi = 0.0, se2_lo = 0.0;
+    double sr2[4] = {0, 0, 0, 0}, se[4] = {0, 0, 0, 0}, se2[4] = {0, 0, 0, 0};
+    double amax = st->amax, maxe = st->max_abs_err;
+    uint32_t special = 0;
+    uint64_t flushed = 0;
     for (size_t i = 0; i < n; i++) {
-        float xv = x[i * stride], qv = q[i * stride];
-        st->count++;
-        if (isnan(xv)) {
-            st->nan++;
-            continue;
-        }
-        if (isinf(xv)) {
-            st->inf++;
-            continue;
-        }
-        st->finite++;
-        double ax = fabs((double)xv);
-        if (ax > st->amax)
-            st->amax = ax;
-        if (!isfinite(qv)) {
-            st->nan_out++;
-            continue;
-        }
-        if (xv != 0.0f && qv == 0.0f)
-            st->flushed++;
-        /* q - x of two floats is exact in double unless their exponents differ by > 29. */
-        double err = (double)qv - (double)xv;
-        double h, l;
-        if (fabs(err) > st->max_abs_err)
-            st->max_abs_err = fabs(err);
-        sr2 += (double)xv * (double)xv; /* per-block partials in element order */
-        se += err;
-        square_exact(err, &h, &l);
-        se2_hi += h;
-        se2_lo += l;
+        uint32_t xb, qb;
+        memcpy(&xb, &x[i * stride], 4);
+        memcpy(&qb, &q[i * stride], 4);
+        special |= (uint32_t)((xb & 0x7FFFFFFFu) >= 0x7F800000u) | (uint32_t)((qb & 0x7FFFFFFFu) >= 0x7F800000u);
     }
-    fpsim_xsum_add(&st->sum_ref2, sr2);
-    fpsim_xsum_add(&st->sum_err, se);
-    fpsim_xsum_add(&st->sum_err2, se2_hi);
-    fpsim_xsum_add(&st->sum_err2, se2_lo);
+    st->count += n;
+    if (!special) {
+        for (size_t i = 0; i < n; i++) {
+            const double xv = x[i * stride], qv = q[i * stride];
+            /* q - x of two floats is exact in double unless their exponents differ by > 29 */
+            const double err = qv - xv, ae = fabs(err), ax = fabs(xv);
+            sr2[i & 3] += xv * xv;
+            se[i & 3] += err;
+            se2[i & 3] += err * err;
+            maxe = ae > maxe ? ae : maxe;
+            amax = ax > amax ? ax : amax;
+            flushed += (uint64_t)((xv != 0.0) & (qv == 0.0));
+        }
+        st->finite += n;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            const float xv = x[i * stride], qv = q[i * stride];
+            if (isnan(xv)) {
+                st->nan++;
+                continue;
+            }
+            if (isinf(xv)) {
+                st->inf++;
+                continue;
+            }
+            st->finite++;
+            const double ax = fabs((double)xv);
+            amax = ax > amax ? ax : amax;
+            if (!isfinite(qv)) {
+                st->nan_out++;
+                continue;
+            }
+            flushed += (uint64_t)(xv != 0.0f && qv == 0.0f);
+            const double err = (double)qv - (double)xv;
+            maxe = fabs(err) > maxe ? fabs(err) : maxe;
+            sr2[i & 3] += (double)xv * (double)xv;
+            se[i & 3] += err;
+            se2[i & 3] += err * err;
+        }
+    }
+    st->amax = amax;
+    st->max_abs_err = maxe;
+    st->flushed += flushed;
+    fpsim_xsum_add(&st->sum_ref2, (sr2[0] + sr2[1]) + (sr2[2] + sr2[3]));
+    fpsim_xsum_add(&st->sum_err, (se[0] + se[1]) + (se[2] + se[3]));
+    fpsim_xsum_add(&st->sum_err2, (se2[0] + se2[1]) + (se2[2] + se2[3]));
 }
 
 double fpsim_qstats_rel_l2(const fpsim_qstats *st)

@@ -418,12 +418,25 @@ fpsim_status fpsim_engine_decode_step(fpsim_engine *e, const int32_t *tokens, si
     return rows_forward(e, e->cache_n, e->dec_resid, e->dec_lnf, logits);
 }
 
+void fpsim_engine_decode_acts(const fpsim_engine *e, fpsim_engine_acts *a, size_t t,
+                              const double *logits)
+{
+    size_t n = e->cache_n, C = (size_t)a->d, V = (size_t)a->vocab;
+    for (size_t s = 0; s < n; s++) {
+        size_t row = s * a->len + t;
+        for (int l = 0; l <= a->layers; l++)
+            memcpy(a->resid + ((size_t)l * a->rows + row) * C, e->dec_resid + ((size_t)l * n + s) * C,
+                   C * sizeof(double));
+        memcpy(a->lnf + row * C, e->dec_lnf + s * C, C * sizeof(double));
+        memcpy(a->logits + row * V, logits + s * V, V * sizeof(double));
+    }
+}
+
 fpsim_status fpsim_engine_forward(fpsim_engine *e, const int32_t *tokens, size_t n, size_t len,
                                   fpsim_engine_acts *a)
 {
     const fpsim_model_config *c = &e->w.config;
-    size_t C = (size_t)c->d, V = (size_t)c->vocab;
-    int L = c->layers;
+    size_t V = (size_t)c->vocab;
     fpsim_status st;
     if (e->style == FPSIM_STYLE_PREFILL) {
         size_t R = n * len;
@@ -447,14 +460,7 @@ fpsim_status fpsim_engine_forward(fpsim_engine *e, const int32_t *tokens, size_t
     for (size_t t = 0; t < len && !st; t++) {
         for (size_t s = 0; s < n; s++) col[s] = tokens[s * len + t];
         if ((st = fpsim_engine_decode_step(e, col, t, lg))) break;
-        for (size_t s = 0; s < n; s++) {
-            size_t row = s * len + t;
-            for (int l = 0; l <= L; l++)
-                memcpy(a->resid + ((size_t)l * a->rows + row) * C, e->dec_resid + ((size_t)l * n + s) * C,
-                       C * sizeof(double));
-            memcpy(a->lnf + row * C, e->dec_lnf + s * C, C * sizeof(double));
-            memcpy(a->logits + row * V, lg + s * V, V * sizeof(double));
-        }
+        fpsim_engine_decode_acts(e, a, t, lg);
     }
     free(col);
     free(lg);

@@ -239,6 +239,10 @@ fpsim_status fpsim_engine_decode_begin(fpsim_engine *e, size_t n, size_t max_len
 fpsim_status fpsim_engine_decode_step(fpsim_engine *e, const int32_t *tokens, size_t t,
                                       double *logits);
 
+/* Copy the canonical points of the last decode step (n rows) into acts at position t. */
+void fpsim_engine_decode_acts(const fpsim_engine *e, fpsim_engine_acts *acts, size_t t,
+                              const double *logits);
+
 /* KV calibration as NeMo RL calibrate_qkv_fp8_scales: run `e` (a prefill engine, the trainer)
  * over tokens in microbatches of mb sequences; per layer and microbatch the amax of post-RoPE K
  * and V; the 99.9th percentile over microbatches (linear interpolation) x 1.05 / 448. scales:

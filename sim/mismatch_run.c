@@ -83,8 +83,10 @@ typedef struct sampled {
     double reward;
 } sampled;
 
+/* Samples with g in decode style; when acts is not NULL every step's canonical points are kept
+ * (the generator's scoring forward: decode is deterministic, so it equals a second pass). */
 static fpsim_status sample_responses(fpsim_engine *g, const fpsim_mm_config *cfg, int step,
-                                     size_t n, size_t len, sampled *out)
+                                     size_t n, size_t len, sampled *out, fpsim_engine_acts *acts)
 {
     const fpsim_model_config *mc = &cfg->model;
     size_t cap = len;
@@ -111,9 +113,11 @@ static fpsim_status sample_responses(fpsim_engine *g, const fpsim_mm_config *cfg
     if ((st = fpsim_engine_decode_begin(g, n, len))) goto out;
     memset(out->mask, 0, n * len);
     for (size_t s = 0; s < n; s++) out->tokens[s * len] = FPSIM_TOK_BOS;
-    for (size_t t = 0; t + 1 < len && !st; t++) {
+    for (size_t t = 0; t < len && !st; t++) {
         for (size_t s = 0; s < n; s++) col[s] = out->tokens[s * len + t];
         if ((st = fpsim_engine_decode_step(g, col, t, logits))) break;
+        if (acts) fpsim_engine_decode_acts(g, acts, t, logits);
+        if (t + 1 == len) break;
         for (size_t s = 0; s < n; s++) {
             int32_t next;
             if (t + 1 < plen[s]) {
@@ -335,12 +339,6 @@ static fpsim_status run_one(fpsim_mm_run *run, int ci, mm_state *ms, const fpsim
     } else {
         n = cfg->samples;
         len = 1 + fpsim_task_max_problem_len(&cfg->task);
-        sampled sp = {malloc(n * len * sizeof(int32_t)), malloc(n * len), 0};
-        tokens = sp.tokens;
-        mask = sp.mask;
-        if (!tokens || !mask) st = fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory");
-        else st = sample_responses(ms->gen, cfg, step, n, len, &sp);
-        reward = sp.reward;
     }
     fpsim_engine_acts ga = {0}, ta = {0};
     double *g = malloc(2 * n * len * sizeof *g), *p = g ? g + n * len : NULL;
@@ -349,8 +347,21 @@ static fpsim_status run_one(fpsim_mm_run *run, int ci, mm_state *ms, const fpsim
     if (!st) st = fpsim_engine_acts_create(&ga, &m->config, n, len);
     if (!st) st = fpsim_engine_acts_create(&ta, &m->config, n, len);
     uint64_t clip0, seen0;
-    fpsim_engine_kv_clip_counts(ms->gen, &clip0, &seen0); /* reset (counts of sampling) */
-    if (!st) st = score(ms->gen, tokens, n, len, &ga, g, cfg->temperature);
+    fpsim_engine_kv_clip_counts(ms->gen, &clip0, &seen0); /* reset */
+    if (!st && !cfg->tokens) {
+        sampled sp = {malloc(n * len * sizeof(int32_t)), malloc(n * len), 0};
+        tokens = sp.tokens;
+        mask = sp.mask;
+        if (!tokens || !mask) st = fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory");
+        /* a decode generator scores while it samples; a prefill one scores afterwards */
+        int decode = cfg->gen[ci].style == FPSIM_STYLE_DECODE;
+        if (!st) st = sample_responses(ms->gen, cfg, step, n, len, &sp, decode ? &ga : NULL);
+        reward = sp.reward;
+        if (!st && decode) fpsim_mm_logprobs(g, ga.logits, tokens, n, len, ga.vocab, cfg->temperature);
+        else if (!st) st = score(ms->gen, tokens, n, len, &ga, g, cfg->temperature);
+    } else if (!st) {
+        st = score(ms->gen, tokens, n, len, &ga, g, cfg->temperature);
+    }
     if (!st) st = score(ms->train, tokens, n, len, &ta, p, cfg->temperature);
     if (!st) {
         uint64_t clip, seen;

@@ -263,19 +263,6 @@ float fpsim_mx_scale_element(float x, uint8_t e, float amax, const fpsim_scheme 
     }
 }
 
-/* amax of one block under the NaN policy: propagate gives NaN if any element is NaN
- * (torch.amax); ignore skips NaN like CUDA fmaxf starting from 0 (an all-NaN block has amax 0). */
-static float block_amax(const float *src, size_t stride, size_t r0, size_t r1, size_t c0, size_t c1,
-                       int nan_policy)
-{
-    uint32_t m = 0;
-    int saw_nan = 0;
-    for (size_t r = r0; r < r1; r++) {
-        uint32_t v = fpsim_block_amax_bits(src + r * stride + c0, c1 - c0, &saw_nan);
-        m = v > m ? v : m;
-    }
-    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
-}
 
 /* The factor f with element = x * f for code e, when it is finite and nonzero (then a plain
  * multiply gives the emulated bits, see fpsim_block_fast_run); 0 when the code needs
@@ -302,111 +289,78 @@ static float mx_fast_factor(uint8_t e, const fpsim_scheme *s)
     }
 }
 
-/* 1x32 blocks: one row, the blocks of a chunk quantized by one vector pass when every block's
- * factor is fast (the common case), else block by block. */
-static void mx_row(const fpsim_block_plan *p, size_t r)
+/* Tile row g (one row for 1x32, 32 rows for 32x32): the scales of a chunk of blocks from the
+ * amax over the tile rows, then each row's elements in one vector pass when every block's factor
+ * is fast (the common case), else block by block. */
+static void mx_row(const fpsim_block_plan *p, size_t g)
 {
     enum { NB = 64 };
     const fpsim_scheme *s = &p->s;
     fpsim_qtensor *o = p->out;
-    const size_t tc = s->tile_cols;
+    const size_t tc = s->tile_cols, tr = s->tile_rows;
+    const size_t r0 = g * tr, r1 = r0 + tr < p->qrows ? r0 + tr : p->qrows;
     const int fp4 = s->elem == FPSIM_E2M1;
-    const float *xr = p->src + r * p->qcols;
     uint8_t tmp[NB * 32];
     float fs[NB], am[NB];
     uint64_t sat = 0, zero = 0;
-    memset(o->codes + r * o->code_stride, 0, o->code_stride);
+    for (size_t r = r0; r < r1; r++)
+        memset(o->codes + r * o->code_stride, 0, o->code_stride);
     for (size_t b0 = 0; b0 < o->scols; b0 += NB) {
         const size_t nb = b0 + NB < o->scols ? NB : o->scols - b0;
         const size_t c0 = b0 * tc, c1 = (b0 + nb) * tc < p->qcols ? (b0 + nb) * tc : p->qcols;
         int all_fast = 1;
-        uint32_t mb[NB];
-        uint8_t nanb[NB];
-        fpsim_block_amax_row(xr + c0, c1 - c0, tc, mb, nanb);
+        uint32_t mb[NB], mr[NB];
+        uint8_t nanb[NB], nr[NB];
+        fpsim_block_amax_row(p->src + r0 * p->qcols + c0, c1 - c0, tc, mb, nanb);
+        for (size_t r = r0 + 1; r < r1; r++) { /* 2D tiles: the amax over the tile's rows */
+            fpsim_block_amax_row(p->src + r * p->qcols + c0, c1 - c0, tc, mr, nr);
+            for (size_t k = 0; k < nb; k++) {
+                mb[k] = mr[k] > mb[k] ? mr[k] : mb[k];
+                nanb[k] |= nr[k];
+            }
+        }
         for (size_t k = 0; k < nb; k++) {
-            const int saw_nan = nanb[k];
-            const uint32_t m = mb[k];
-            am[k] = (saw_nan && s->nan == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
+            am[k] = (nanb[k] && s->nan == FPSIM_NAN_PROPAGATE) ? NAN : u2f(mb[k]);
             const uint8_t e = fpsim_mx_scale_code(am[k], s);
             fs[k] = mx_fast_factor(e, s);
             all_fast &= fs[k] != 0.0f;
             zero += am[k] == 0.0f;
-            o->scale_codes[r * o->scols + b0 + k] = e;
-            o->scale_inv[r * o->scols + b0 + k] = fpsim_e8m0_value(e);
+            o->scale_codes[g * o->scols + b0 + k] = e;
+            o->scale_inv[g * o->scols + b0 + k] = fpsim_e8m0_value(e);
         }
-        if (all_fast) {
-            sat += fpsim_block_fast_row(tmp, xr + c0, c1 - c0, tc, fs, &p->fast, p->elem_max);
-        } else {
-            for (size_t k = 0; k < nb; k++) {
-                const size_t a0 = c0 + k * tc, a1 = a0 + tc < p->qcols ? a0 + tc : p->qcols;
-                const uint8_t e = o->scale_codes[r * o->scols + b0 + k];
-                if (fs[k] != 0.0f) {
-                    sat += fpsim_block_fast_run(tmp + (a0 - c0), xr + a0, a1 - a0, fs[k], &p->fast,
-                                                p->elem_max);
-                    continue;
-                }
-                for (size_t i = a0; i < a1; i++) {
-                    float y = fpsim_mx_scale_element(xr[i], e, am[k], s);
-                    sat += isfinite(xr[i]) && fabsf(y) > p->elem_max;
-                    tmp[i - c0] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
+        for (size_t r = r0; r < r1; r++) {
+            const float *xr = p->src + r * p->qcols;
+            if (all_fast) {
+                sat += fpsim_block_fast_row(tmp, xr + c0, c1 - c0, tc, fs, &p->fast, p->elem_max);
+            } else {
+                for (size_t k = 0; k < nb; k++) {
+                    const size_t a0 = c0 + k * tc, a1 = a0 + tc < p->qcols ? a0 + tc : p->qcols;
+                    const uint8_t e = o->scale_codes[g * o->scols + b0 + k];
+                    if (fs[k] != 0.0f) {
+                        sat += fpsim_block_fast_run(tmp + (a0 - c0), xr + a0, a1 - a0, fs[k], &p->fast,
+                                                    p->elem_max);
+                        continue;
+                    }
+                    for (size_t i = a0; i < a1; i++) {
+                        float y = fpsim_mx_scale_element(xr[i], e, am[k], s);
+                        sat += isfinite(xr[i]) && fabsf(y) > p->elem_max;
+                        tmp[i - c0] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
+                    }
                 }
             }
-        }
-        fpsim_block_store_run(o, r, c0, tmp, c1 - c0, fp4);
-        if (p->dq) {
-            float *d = p->dq + r * p->qcols;
-            for (size_t i = c0; i < c1; i++)
-                d[i] = p->elem_lut[tmp[i - c0]] * o->scale_inv[r * o->scols + i / tc];
-        }
-    }
-    p->group_sat[r] = sat;
-    p->group_zero[r] = zero;
-}
-
-void fpsim_block_mx_group(const fpsim_block_plan *p, size_t g)
-{
-    if (p->s.tile_rows == 1) {
-        mx_row(p, g);
-        return;
-    }
-    const fpsim_scheme *s = &p->s;
-    fpsim_qtensor *o = p->out;
-    const size_t tr = s->tile_rows, tc = s->tile_cols;
-    const size_t r0 = g * tr, r1 = r0 + tr < p->qrows ? r0 + tr : p->qrows;
-    const int fp4 = s->elem == FPSIM_E2M1;
-    const float maxv = p->elem_max;
-    uint8_t tmp[32];
-    uint64_t sat = 0, zero = 0;
-    for (size_t r = r0; r < r1; r++)
-        memset(o->codes + r * o->code_stride, 0, o->code_stride);
-    for (size_t b = 0; b < o->scols; b++) {
-        const size_t c0 = b * tc, c1 = c0 + tc < p->qcols ? c0 + tc : p->qcols, n = c1 - c0;
-        /* zero padding of a partial block changes no amax */
-        float amax = block_amax(p->src, p->qcols, r0, r1, c0, c1, s->nan);
-        uint8_t e = fpsim_mx_scale_code(amax, s);
-        const float sv = fpsim_e8m0_value(e), f = mx_fast_factor(e, s);
-        zero += amax == 0.0f;
-        o->scale_codes[g * o->scols + b] = e;
-        o->scale_inv[g * o->scols + b] = sv;
-        for (size_t r = r0; r < r1; r++) {
-            const float *x = p->src + r * p->qcols + c0;
-            if (f != 0.0f)
-                sat += fpsim_block_fast_run(tmp, x, n, f, &p->fast, maxv);
-            else
-                for (size_t i = 0; i < n; i++) {
-                    float y = fpsim_mx_scale_element(x[i], e, amax, s);
-                    sat += isfinite(x[i]) && fabsf(y) > maxv;
-                    tmp[i] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
-                }
-            fpsim_block_store_run(o, r, c0, tmp, n, fp4);
+            fpsim_block_store_run(o, r, c0, tmp, c1 - c0, fp4);
             if (p->dq) {
-                /* torchao to_dtype: element value times 2^(e-127) in FP32 (NaN for 0xFF) */
-                float *d = p->dq + r * p->qcols + c0;
-                for (size_t i = 0; i < n; i++)
-                    d[i] = p->elem_lut[tmp[i]] * sv;
+                float *d = p->dq + r * p->qcols;
+                for (size_t i = c0; i < c1; i++)
+                    d[i] = p->elem_lut[tmp[i - c0]] * o->scale_inv[g * o->scols + i / tc];
             }
         }
     }
     p->group_sat[g] = sat;
     p->group_zero[g] = zero;
+}
+
+void fpsim_block_mx_group(const fpsim_block_plan *p, size_t g)
+{
+    mx_row(p, g);
 }

@@ -83,18 +83,6 @@ void fpsim_rht16(float y[16], const float x[16])
     }
 }
 
-/* amax with the NaN policy (see block_mx.c). */
-static float tile_amax(const float *src, size_t stride, size_t r0, size_t r1, size_t c0, size_t c1,
-                       int nan_policy)
-{
-    uint32_t m = 0;
-    int saw_nan = 0;
-    for (size_t r = r0; r < r1; r++) {
-        uint32_t v = fpsim_block_amax_bits(src + r * stride + c0, c1 - c0, &saw_nan);
-        m = v > m ? v : m;
-    }
-    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
-}
 
 /* torch CPU NaN propagation (see block_mx.c): a * b returns b's NaN first, a / b a's. */
 static inline float mul_torch(float a, float b)
@@ -163,28 +151,36 @@ static void nvfp4_block_scale(const fpsim_block_plan *p, float amax, uint32_t *s
     }
 }
 
-/* 1x16 blocks: one row, one vector pass per chunk of blocks when every multiplier is
+/* Tile row g (one row for 1x16, 16 rows for 16x16): one row, one vector pass per chunk of blocks when every multiplier is
  * finite and nonzero (always under the TE chain). */
-static void nvfp4_row(const fpsim_block_plan *p, size_t r)
+static void nvfp4_row(const fpsim_block_plan *p, size_t g)
 {
     enum { NB = 128 };
     const fpsim_scheme *s = &p->s;
     fpsim_qtensor *o = p->out;
-    const size_t tc = s->tile_cols;
-    const float *xr = p->src + r * p->qcols;
+    const size_t tc = s->tile_cols, tr = s->tile_rows;
+    const size_t r0 = g * tr, r1 = r0 + tr < p->qrows ? r0 + tr : p->qrows;
     const float gdec = s->chain == FPSIM_NVFP4_TE ? p->s_dec : (s->gscale ? p->pts : 1.0f);
     uint8_t tmp[NB * 16];
     uint32_t rbv[NB * 16];
     float fs[NB];
     uint64_t sat = 0, zero = 0;
-    memset(o->codes + r * o->code_stride, 0, o->code_stride);
+    for (size_t r = r0; r < r1; r++)
+        memset(o->codes + r * o->code_stride, 0, o->code_stride);
     for (size_t b0 = 0; b0 < o->scols; b0 += NB) {
         const size_t nb = b0 + NB < o->scols ? NB : o->scols - b0;
         const size_t c0 = b0 * tc, c1 = (b0 + nb) * tc < p->qcols ? (b0 + nb) * tc : p->qcols;
         int all_fast = 1;
-        uint32_t mb[NB];
-        uint8_t nanb[NB];
-        fpsim_block_amax_row(xr + c0, c1 - c0, tc, mb, nanb);
+        uint32_t mb[NB], mr[NB];
+        uint8_t nanb[NB], nr[NB];
+        fpsim_block_amax_row(p->src + r0 * p->qcols + c0, c1 - c0, tc, mb, nanb);
+        for (size_t r = r0 + 1; r < r1; r++) { /* 16x16 tiles: the amax over the tile's rows */
+            fpsim_block_amax_row(p->src + r * p->qcols + c0, c1 - c0, tc, mr, nr);
+            for (size_t k = 0; k < nb; k++) {
+                mb[k] = mr[k] > mb[k] ? mr[k] : mb[k];
+                nanb[k] |= nr[k];
+            }
+        }
         if (s->chain == FPSIM_NVFP4_TE) {
             /* the TE chain's block scales as runs: d = amax * (S_enc * fp32(1/6)), one E4M3
              * conversion pass, enc = fminf(1 / (float(s) * S_dec), FLT_MAX) */
@@ -200,8 +196,8 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t r)
             for (size_t k = 0; k < nb; k++) {
                 const float sf = p->scale_lut[sc[k]];
                 fs[k] = fminf(1.0f / (sf * p->s_dec), FLT_MAX);
-                o->scale_codes[r * o->scols + b0 + k] = sc[k];
-                o->scale_inv[r * o->scols + b0 + k] = sf;
+                o->scale_codes[g * o->scols + b0 + k] = sc[k];
+                o->scale_inv[g * o->scols + b0 + k] = sf;
             }
         } else {
         for (size_t k = 0; k < nb; k++) {
@@ -213,132 +209,60 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t r)
             nvfp4_block_scale(p, amax, &scode, &sf, &fs[k]);
             all_fast &= isfinite(fs[k]) && fs[k] != 0.0f;
             zero += amax == 0.0f;
-            o->scale_codes[r * o->scols + b0 + k] = (uint8_t)scode;
-            o->scale_inv[r * o->scols + b0 + k] = sf;
+            o->scale_codes[g * o->scols + b0 + k] = (uint8_t)scode;
+            o->scale_inv[g * o->scols + b0 + k] = sf;
         }
         }
-        if (s->sr) {
-            /* element k of the stored operand: byte (k mod 4) of fpsim_sr_word(seed, stream,
-             * k / 4) = word (k/4) & 3 of the Philox block with counter k / 16 */
-            const uint64_t k0 = (uint64_t)r * p->qcols + c0;
-            const uint32_t key[2] = {(uint32_t)p->seed, (uint32_t)(p->seed >> 32)};
-            uint32_t words[4] = {0, 0, 0, 0};
-            uint64_t have = ~(uint64_t)0;
-            for (size_t i = 0; i < c1 - c0; i++) {
-                const uint64_t k = k0 + i;
-                if ((k >> 4) != have) {
-                    have = k >> 4;
-                    const uint32_t ctr[4] = {(uint32_t)have, (uint32_t)(have >> 32), p->stream, 0};
-                    fpsim_philox4x32_10(ctr, key, words);
-                }
-                rbv[i] = ((words[(k >> 2) & 3u] >> (8u * (uint32_t)(k & 3u))) & 0xFFu) << 24;
-            }
-            if (all_fast) {
-                sat += fpsim_block_fast_sr_row(tmp, xr + c0, c1 - c0, tc, fs, rbv, &p->fast_sr, 6.0f);
-            } else {
-                for (size_t i = c0; i < c1; i++) {
-                    const float y = mul_torch(xr[i], fs[(i - c0) / tc]);
-                    sat += isfinite(xr[i]) && fabsf(y) > 6.0f;
-                    tmp[i - c0] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem_sr, rbv[i - c0]);
-                }
-            }
-        } else if (all_fast) {
-            sat += fpsim_block_fast_row(tmp, xr + c0, c1 - c0, tc, fs, &p->fast, 6.0f);
-        } else {
-            for (size_t i = c0; i < c1; i++) {
-                const float enc = fs[(i - c0) / tc];
-                float y = clampf(mul_torch(xr[i], enc), -6.0f, 6.0f);
-                sat += isfinite(xr[i]) && fabsf(mul_torch(xr[i], enc)) > 6.0f;
-                tmp[i - c0] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
-            }
-        }
-        fpsim_block_store_run(o, r, c0, tmp, c1 - c0, 1);
-        if (p->dq) {
-            float *d = p->dq + r * p->qcols;
-            for (size_t i = c0; i < c1; i++)
-                d[i] = (p->elem_lut[tmp[i - c0]] * o->scale_inv[r * o->scols + i / tc]) * gdec;
-        }
-    }
-    p->group_sat[r] = sat;
-    p->group_zero[r] = zero;
-}
-
-void fpsim_block_nvfp4_group(const fpsim_block_plan *p, size_t g)
-{
-    if (p->s.tile_rows == 1) {
-        nvfp4_row(p, g);
-        return;
-    }
-    const fpsim_scheme *s = &p->s;
-    fpsim_qtensor *o = p->out;
-    const size_t tr = s->tile_rows, tc = s->tile_cols;
-    const size_t r0 = g * tr, r1 = r0 + tr < p->qrows ? r0 + tr : p->qrows;
-    const int te = s->chain == FPSIM_NVFP4_TE;
-    uint8_t tmp[16];
-    uint64_t sat = 0, zero = 0;
-    for (size_t r = r0; r < r1; r++)
-        memset(o->codes + r * o->code_stride, 0, o->code_stride);
-    for (size_t b = 0; b < o->scols; b++) {
-        const size_t c0 = b * tc, c1 = c0 + tc < p->qcols ? c0 + tc : p->qcols;
-        const float amax = tile_amax(p->src, p->qcols, r0, r1, c0, c1, s->nan);
-        uint32_t scode;
-        float sf, enc;
-        zero += amax == 0.0f;
-        nvfp4_block_scale(p, amax, &scode, &sf, &enc);
-        o->scale_codes[g * o->scols + b] = (uint8_t)scode;
-        o->scale_inv[g * o->scols + b] = sf;
-        const float gdec = te ? p->s_dec : (s->gscale ? p->pts : 1.0f);
-        const int fast = isfinite(enc) && enc != 0.0f;
         for (size_t r = r0; r < r1; r++) {
-            const float *x = p->src + r * p->qcols + c0;
-            const size_t n = c1 - c0;
+            const float *xr = p->src + r * p->qcols;
             if (s->sr) {
-                /* element i of the stored operand: byte (i mod 4) of the word
-                 * fpsim_sr_word(seed, stream, i / 4) = word (i/4) & 3 of the Philox block with
-                 * counter i / 16, computed once per 16 elements */
-                const uint64_t i0 = (uint64_t)r * p->qcols + c0;
+                /* element k of the stored operand: byte (k mod 4) of fpsim_sr_word(seed, stream,
+                 * k / 4) = word (k/4) & 3 of the Philox block with counter k / 16 */
+                const uint64_t k0 = (uint64_t)r * p->qcols + c0;
                 const uint32_t key[2] = {(uint32_t)p->seed, (uint32_t)(p->seed >> 32)};
-                uint32_t words[4] = {0, 0, 0, 0}, rb[16];
+                uint32_t words[4] = {0, 0, 0, 0};
                 uint64_t have = ~(uint64_t)0;
-                for (size_t i = 0; i < n; i++) {
-                    const uint64_t k = i0 + i;
+                for (size_t i = 0; i < c1 - c0; i++) {
+                    const uint64_t k = k0 + i;
                     if ((k >> 4) != have) {
                         have = k >> 4;
                         const uint32_t ctr[4] = {(uint32_t)have, (uint32_t)(have >> 32), p->stream, 0};
                         fpsim_philox4x32_10(ctr, key, words);
                     }
-                    rb[i] = ((words[(k >> 2) & 3u] >> (8u * (uint32_t)(k & 3u))) & 0xFFu) << 24;
+                    rbv[i] = ((words[(k >> 2) & 3u] >> (8u * (uint32_t)(k & 3u))) & 0xFFu) << 24;
                 }
-                if (fast) {
-                    sat += fpsim_block_fast_sr_run(tmp, x, n, enc, rb, &p->fast_sr, 6.0f);
+                if (all_fast) {
+                    sat += fpsim_block_fast_sr_row(tmp, xr + c0, c1 - c0, tc, fs, rbv, &p->fast_sr, 6.0f);
                 } else {
-                    const fpsim_spec sp = p->elem_sr;
-                    for (size_t i = 0; i < n; i++) {
-                        const float y = mul_torch(x[i], enc);
-                        sat += isfinite(x[i]) && fabsf(y) > 6.0f;
-                        tmp[i] = (uint8_t)fpsim_round_f32(f2u(y), &sp, rb[i]);
+                    for (size_t i = c0; i < c1; i++) {
+                        const float y = mul_torch(xr[i], fs[(i - c0) / tc]);
+                        sat += isfinite(xr[i]) && fabsf(y) > 6.0f;
+                        tmp[i - c0] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem_sr, rbv[i - c0]);
                     }
                 }
-            } else if (fast) {
-                /* torchao's clamp to +-6 before f32_to_f4_unpacked changes no code: its
-                 * conversion saturates finite values and Inf the same way */
-                sat += fpsim_block_fast_run(tmp, x, n, enc, &p->fast, 6.0f);
+            } else if (all_fast) {
+                sat += fpsim_block_fast_row(tmp, xr + c0, c1 - c0, tc, fs, &p->fast, 6.0f);
             } else {
-                for (size_t i = 0; i < n; i++) {
-                    float y = te ? x[i] * enc : clampf(mul_torch(x[i], enc), -6.0f, 6.0f);
-                    sat += isfinite(x[i]) && fabsf(y) > 6.0f;
-                    tmp[i] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
+                for (size_t i = c0; i < c1; i++) {
+                    const float enc = fs[(i - c0) / tc];
+                    float y = clampf(mul_torch(xr[i], enc), -6.0f, 6.0f);
+                    sat += isfinite(xr[i]) && fabsf(mul_torch(xr[i], enc)) > 6.0f;
+                    tmp[i - c0] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
                 }
             }
-            fpsim_block_store_run(o, r, c0, tmp, n, 1);
+            fpsim_block_store_run(o, r, c0, tmp, c1 - c0, 1);
             if (p->dq) {
-                /* q * float(s) * global, left to right in FP32 (TE tests dequantize_fp4) */
-                float *d = p->dq + r * p->qcols + c0;
-                for (size_t i = 0; i < n; i++)
-                    d[i] = (p->elem_lut[tmp[i]] * sf) * gdec;
+                float *d = p->dq + r * p->qcols;
+                for (size_t i = c0; i < c1; i++)
+                    d[i] = (p->elem_lut[tmp[i - c0]] * o->scale_inv[g * o->scols + i / tc]) * gdec;
             }
         }
     }
     p->group_sat[g] = sat;
     p->group_zero[g] = zero;
+}
+
+void fpsim_block_nvfp4_group(const fpsim_block_plan *p, size_t g)
+{
+    nvfp4_row(p, g);
 }

@@ -103,56 +103,66 @@ static float tile_amax(const float *src, size_t stride, size_t r0, size_t r1, si
     return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
 }
 
-/* 1x128 blocks: one row, one vector pass over chunks of blocks with finite nonzero multipliers. */
-static void fp8_row(const fpsim_block_plan *p, size_t r)
+/* Tile row g (one row for 1x128, 128 rows for 128x128): the block scales of a chunk from the
+ * amax over the tile rows, then one vector pass per row when every multiplier is finite and
+ * nonzero. */
+static void fp8_row(const fpsim_block_plan *p, size_t g)
 {
     enum { NB = 64 };
     const fpsim_scheme *s = &p->s;
     fpsim_qtensor *o = p->out;
-    const size_t tc = s->tile_cols;
-    const float *xr = p->src + r * p->qcols;
-    uint8_t *cr = o->codes + r * o->code_stride;
+    const size_t tc = s->tile_cols, tr = s->tile_rows;
+    const size_t r0 = g * tr, r1 = r0 + tr < p->qrows ? r0 + tr : p->qrows;
     float fs[NB];
     uint64_t sat = 0, zero = 0;
     for (size_t b0 = 0; b0 < o->scols; b0 += NB) {
         const size_t nb = b0 + NB < o->scols ? NB : o->scols - b0;
         const size_t c0 = b0 * tc, c1 = (b0 + nb) * tc < p->qcols ? (b0 + nb) * tc : p->qcols;
         int all_fast = 1;
-        uint32_t mb[NB];
-        uint8_t nanb[NB];
-        fpsim_block_amax_row(xr + c0, c1 - c0, tc, mb, nanb);
+        uint32_t mb[NB], mr[NB];
+        uint8_t nanb[NB], nr[NB];
+        fpsim_block_amax_row(p->src + r0 * p->qcols + c0, c1 - c0, tc, mb, nanb);
+        for (size_t r = r0 + 1; r < r1; r++) { /* 128x128 tiles: the amax over the tile's rows */
+            fpsim_block_amax_row(p->src + r * p->qcols + c0, c1 - c0, tc, mr, nr);
+            for (size_t k = 0; k < nb; k++) {
+                mb[k] = mr[k] > mb[k] ? mr[k] : mb[k];
+                nanb[k] |= nr[k];
+            }
+        }
         for (size_t k = 0; k < nb; k++) {
-            const int saw_nan = nanb[k];
-            const uint32_t m = mb[k];
-            float amax = (saw_nan && s->nan == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
+            float amax = (nanb[k] && s->nan == FPSIM_NAN_PROPAGATE) ? NAN : u2f(mb[k]);
             float sinv;
             block_scale(p, amax, &fs[k], &sinv);
             all_fast &= isfinite(fs[k]) && fs[k] != 0.0f;
             zero += amax == 0.0f;
-            o->scale_inv[r * o->scols + b0 + k] = sinv;
+            o->scale_inv[g * o->scols + b0 + k] = sinv;
         }
-        if (all_fast) {
-            sat += fpsim_block_fast_row(cr + c0, xr + c0, c1 - c0, tc, fs, &p->fast, p->elem_max);
-        } else {
-            for (size_t i = c0; i < c1; i++) {
-                float y = mul_torch(xr[i], fs[(i - c0) / tc]);
-                sat += isfinite(xr[i]) && fabsf(y) > p->elem_max;
-                cr[i] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
+        for (size_t r = r0; r < r1; r++) {
+            const float *xr = p->src + r * p->qcols;
+            uint8_t *cr = o->codes + r * o->code_stride;
+            if (all_fast) {
+                sat += fpsim_block_fast_row(cr + c0, xr + c0, c1 - c0, tc, fs, &p->fast, p->elem_max);
+            } else {
+                for (size_t i = c0; i < c1; i++) {
+                    float y = mul_torch(xr[i], fs[(i - c0) / tc]);
+                    sat += isfinite(xr[i]) && fabsf(y) > p->elem_max;
+                    cr[i] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
+                }
+            }
+            if (p->dq) {
+                float *d = p->dq + r * p->qcols;
+                for (size_t i = c0; i < c1; i++)
+                    d[i] = p->elem_lut[cr[i]] * o->scale_inv[g * o->scols + i / tc];
             }
         }
-        if (p->dq) {
-            float *d = p->dq + r * p->qcols;
-            for (size_t i = c0; i < c1; i++)
-                d[i] = p->elem_lut[cr[i]] * o->scale_inv[r * o->scols + i / tc];
-        }
     }
-    p->group_sat[r] = sat;
-    p->group_zero[r] = zero;
+    p->group_sat[g] = sat;
+    p->group_zero[g] = zero;
 }
 
 void fpsim_block_fp8_group(const fpsim_block_plan *p, size_t g)
 {
-    if (p->s.kind == FPSIM_KIND_FP8_BLOCK && p->s.tile_rows == 1) {
+    if (p->s.kind == FPSIM_KIND_FP8_BLOCK) {
         fp8_row(p, g);
         return;
     }

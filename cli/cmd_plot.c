@@ -322,18 +322,24 @@ static int plot_rates(plot_ctx *p, hid_t file, const names *recipes, const names
         for (size_t r = 0; r < R; r++)
             for (size_t k = 0; k < roles->n; k++) put_name(f, recipes->v[r], roles->v[k]);
         fprintf(f, "\n");
+        double vmax = 0;
         for (size_t l = 0; l < layers->n; l++) {
             fprintf(f, "%zu %s", l, layers->v[l]);
             for (size_t r = 0; r < R; r++) {
                 const table *x = &t[r];
                 size_t step = (size_t)x->dims[0] - 1, V = x->dims[1], LL = x->dims[2], K = x->dims[3];
-                for (size_t k = 0; k < K; k++) put(f, x->v[((step * V + 1) * LL + l) * K + k]);
+                for (size_t k = 0; k < K; k++) {
+                    double v = x->v[((step * V + 1) * LL + l) * K + k];
+                    put(f, v);
+                    if (v > vmax) vmax = v;
+                }
             }
             fprintf(f, "\n");
         }
         fclose(f);
         char extra[64];
-        snprintf(extra, sizeof extra, "nroles=%zu", roles->n);
+        /* all zero: a fixed axis height (percent axis: 1%) */
+        snprintf(extra, sizeof extra, "nroles=%zu%s", roles->n, vmax > 0 ? "" : "; ymax=0.01");
         rc = plot(p, "rates_vs_layer.gp", base, title, "elements of the operand", extra);
     }
     for (size_t r = 0; r < R; r++) free(t[r].v);

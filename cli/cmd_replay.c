@@ -48,7 +48,7 @@ static void usage(FILE *out)
             "  --threads T      threads (default: FPSIM_THREADS or all cores; same bits on any count)\n"
             "  --bias-variance  also sweep a summed weight gradient over N = 64..65536 tokens under\n"
             "                   RNE and stochastic rounding (E4M3, NVFP4, NVFP4+RHT)\n"
-            "  --bv-seeds K     SR seeds per case in the sweep (default 16)\n"
+            "  --bv-seeds K     SR seeds per case in the sweep (default 8)\n"
             "  --bv-tokens N    largest N of the sweep (default 65536)\n"
             "  --pretrain N     FP32 training steps on the task before step 0 (default %d), so that\n"
             "                   the replay starts from a trained state rather than random init\n"
@@ -145,7 +145,7 @@ int cmd_replay(int argc, char **argv)
     fpsim_replay_config_default(&cfg);
     const char *model_spec = NULL, *out = "results.h5", *plots = "plots", *format = "png";
     int quiet = 0, bias_variance = 0, no_plots = 0, nrec = 0;
-    long bv_seeds = 16;
+    long bv_seeds = 8;
     uint64_t bv_tokens = 65536;
     const char *recipes[FPSIM_REPLAY_MAX_RECIPES];
     for (int i = 1; i < argc; i++) {

@@ -224,11 +224,11 @@ typedef struct bv_capture {
     size_t rows, cap, out, in;
 } bv_capture;
 
-/* An fp64 engine that also copies the wgrad operands of (layer, site). */
+/* The fp32 engine, also copying the wgrad operands of (layer, site). */
 static fpsim_status capture_gemm(void *ctx, const fpsim_gemm_call *c)
 {
     bv_capture *cap = ctx;
-    fpsim_numerics ref = fpsim_numerics_fp64();
+    fpsim_numerics ref = fpsim_numerics_fp32();
     fpsim_status st = ref.gemm(ref.ctx, c);
     if (st || c->layer != cap->layer || (int)c->site != cap->site || c->pass != FPSIM_PASS_WGRAD)
         return st;
@@ -247,13 +247,16 @@ fpsim_status fpsim_replay_biasvar(fpsim_replay *r, fpsim_biasvar_result *out, in
 {
     replay_state *s = r->state;
     const fpsim_model_config *m = &r->config.model;
-    size_t N = fpsim_model_tokens(m);
+    size_t N = fpsim_model_tokens(m), C = (size_t)m->d;
+    int L = m->layers;
     bv_capture cap;
     memset(&cap, 0, sizeof cap);
-    cap.layer = 0;
-    cap.site = FPSIM_SITE_ATTN_OUT; /* a d x d weight: the cheapest wgrad of a block */
-    cap.out = (size_t)m->d;
-    cap.in = (size_t)m->d;
+    /* The last block's attention output projection: a d x d weight (the cheapest wgrad of a
+     * block) whose gradient needs only the head's and one block's backward. */
+    cap.layer = L - 1;
+    cap.site = FPSIM_SITE_ATTN_OUT;
+    cap.out = C;
+    cap.in = C;
     size_t want = 64;
     while (want * 2 <= max_tokens && want * 2 <= 65536) want *= 2;
     cap.cap = want;
@@ -261,15 +264,19 @@ fpsim_status fpsim_replay_biasvar(fpsim_replay *r, fpsim_biasvar_result *out, in
     cap.x = malloc(want * cap.in * sizeof *cap.x);
     fpsim_status st = FPSIM_OK;
     if (!cap.dy || !cap.x) st = fpsim_fail(FPSIM_ENOMEM, "bias-variance: out of memory");
-    fpsim_numerics nx = fpsim_numerics_fp64();
+    /* Realistic operands, gathered cheaply: the FP32 engine (the sweep's own reference G_N is
+     * FP64 on these values), forward, then the head's and the last block's backward only. */
+    fpsim_numerics fwd = fpsim_numerics_fp32();
+    fpsim_numerics nx = fpsim_numerics_fp32();
     nx.ctx = &cap;
     nx.gemm = capture_gemm;
+    double *dtop = s->acts.dresid + (size_t)L * N * C, *dblock = s->acts.dresid + (size_t)(L - 1) * N * C;
     /* Fresh batches, far from the replay's own (index 2^20 + b). */
     for (uint64_t b = 0; !st && cap.rows < want; b++) {
         st = fpsim_task_batch(&r->config.task, m, (UINT64_C(1) << 20) + b, s->tokens, s->targets, s->mask);
-        if (!st) st = fpsim_model_forward(&s->ref, &nx, &s->acts, s->tokens, s->targets, s->mask, NULL, NULL, NULL);
-        if (!st) st = fpsim_model_backward(&s->ref, &nx, &s->acts, NULL, NULL);
-        (void)N;
+        if (!st) st = fpsim_model_forward(&s->ref, &fwd, &s->acts, s->tokens, s->targets, s->mask, NULL, NULL, NULL);
+        if (!st) st = fpsim_head_backward(&s->ref, &nx, &s->acts.head, dtop, &s->ref.grads);
+        if (!st) st = fpsim_block_backward(&s->ref, &nx, L - 1, dtop, &s->acts.blocks[L - 1], dblock, &s->ref.grads);
     }
     if (!st) {
         fpsim_biasvar_config bc = {cap.dy, cap.x, cap.rows, cap.out, cap.in, cap.layer, cap.site,

@@ -259,20 +259,24 @@ typedef struct fpsim_biasvar_result {
     int seeds;
     int layer, site;                        /* the wgrad GEMM swept */
     /* [case][n]: all relative to ||G_N|| (the reference sum over N tokens) */
-    double bias[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];     /* ||mean_s G^ - G|| / ||G|| */
-    double std[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];      /* sqrt(mean_s ||G^_s - mean||^2) / ||G|| */
+    double bias[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];     /* sqrt(max(0, ||mean_s G^ - G||^2
+                                                                       - V/S)) / ||G|| */
+    double std[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];      /* sqrt(V) / ||G||, V = sum_s
+                                                                       ||G^_s - mean||^2 / (S-1) */
     double rmse[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];     /* sqrt(mean_s ||G^_s - G||^2) / ||G|| */
     double cosine[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];   /* of the seed mean with G */
 } fpsim_biasvar_result;
 
 /* The sweep: for N = 64, 128, ... up to tokens (at most 65536), G_N = dY[:N]^T X[:N] in FP64 and
- * under each case (E4M3 RNE per-tensor... see biasvar.c), both operands quantized along tokens
- * as the wgrad GEMM does. */
+ * under each case (e4m3-rne, e4m3-sr per-tensor; nvfp4-rne, nvfp4-sr, nvfp4-sr-rht: see
+ * biasvar.c), both operands quantized along tokens as the wgrad GEMM does, seeds SR seeds for
+ * the stochastic cases. */
 fpsim_status fpsim_biasvar_run(fpsim_biasvar_result *out, const fpsim_biasvar_config *cfg);
 
 /* The sweep on the replay's own reference model (its state after the finished steps): the
- * operands of the wgrad GEMM of the first block's DOWN projection (dY: N x d, X: N x ffn),
- * gathered from fresh batches of the task (FP64 forward + backward) up to max_tokens rows. */
+ * operands of the wgrad GEMM of the last block's ATTN_OUT projection (dY, X: N x d), gathered
+ * from fresh batches of the task (FP32 forward, head and last-block backward) up to max_tokens
+ * rows (a power of two, at most 65536). Overwrites the reference model's gradients. */
 fpsim_status fpsim_replay_biasvar(fpsim_replay *r, fpsim_biasvar_result *out, int seeds,
                                   size_t max_tokens);
 

@@ -22,6 +22,9 @@ set format y '%g%%'
 set grid
 set key outside right top noenhanced
 set offsets 0.2, 0.2, 0, 0
+set yrange [0:*]
+# all rates zero (e.g. saturation under BF16): give the axis a height instead of a warning
+if (exists("ymax") && ymax > 0) set yrange [0:ymax]
 # dashtype takes an expression only when it does not start with '(' (that is a dash pattern).
 dash_of(i) = ((i - 3) % nroles) + 1
 stats datafile using 1 nooutput

@@ -83,10 +83,12 @@ template <int C, int BF16> __device__ __forceinline__ void load_chunk(const qarg
     for (int j = 0; j < C; j++) v[j] = (r < a.qrows && k0 + j < a.qcols) ? load_elem<BF16>(a, r, k0 + j) : 0.f;
 }
 
-__device__ __forceinline__ uint32_t abs_bits(float v, int nan_ignore)
+/* |v| as bits for an amax: nan_mode 0 keeps NaN (propagate: NaN bits sort above Inf), 1 drops
+ * NaN (fmaxf), 2 drops NaN and Inf (the statistics' max over finite inputs). */
+__device__ __forceinline__ uint32_t abs_bits(float v, int nan_mode)
 {
     uint32_t b = __float_as_uint(v) & 0x7FFFFFFFu;
-    return (nan_ignore && b > FPSIM_F32_INF_BITS) ? 0u : b;
+    return (nan_mode == 1 && b > FPSIM_F32_INF_BITS) || (nan_mode == 2 && b >= FPSIM_F32_INF_BITS) ? 0u : b;
 }
 
 /* Per-tensor values, the same in every thread, as formats/block_quantize.c fixes them before its
@@ -172,6 +174,9 @@ __device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t ama
         }
         s.code = fpsim_round_f32(__float_as_uint(sb), &a.e4m3, 0);
         s.inv = __uint_as_float(fpsim_decode_f32(s.code, &a.e4m3));
+        /* torch's E4M3 -> float of a NaN code: 0x7FF00000 with the code's sign */
+        if (a.chain != FPSIM_NVFP4_TE && (s.code & 0x7Fu) == 0x7Fu)
+            s.inv = __uint_as_float(0x7FF00000u | ((s.code & 0x80u) << 24));
         if (a.chain == FPSIM_NVFP4_TE)
             s.mult = fpsim_fmin_c(fpsim_div_x86(1.0f, fpsim_mul_x86(s.inv, tv[5])), FLT_MAX);
         else if (a.gscale)
@@ -208,8 +213,10 @@ __device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t ama
 __device__ __forceinline__ float scale_element(const qargs &a, float x, const tile_scale &ts)
 {
     if (a.kind == FPSIM_KIND_MX) return fpsim_mx_scale_element_dev(x, ts.code, a.rule, a.ao);
-    float y = fpsim_mul_x86(x, ts.mult);
-    if (a.kind == FPSIM_KIND_NVFP4 && a.chain != FPSIM_NVFP4_TE) y = fpsim_clamp_torch(y, -6.0f, 6.0f);
+    /* TE: x * enc with enc finite (plain C on the CPU: x's NaN); torch chains: mul_torch */
+    if (a.kind == FPSIM_KIND_NVFP4 && a.chain == FPSIM_NVFP4_TE) return fpsim_mul_x86(x, ts.mult);
+    float y = fpsim_mul_torch(x, ts.mult);
+    if (a.kind == FPSIM_KIND_NVFP4) y = fpsim_clamp_torch(y, -6.0f, 6.0f);
     return y;
 }
 
@@ -264,7 +271,52 @@ __device__ __forceinline__ size_t swizzle128x4(size_t r, size_t c, size_t padded
     return ((r / 128) * (padded_cols / 4) + c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + (c % 4);
 }
 
-template <int C, int BF16> __global__ void __launch_bounds__(512) block_quantize_kernel(qargs a)
+/* Write C codes of one chunk at element k0 of a stored row: packed into 32-bit words with shifts
+ * (no byte arrays, which would live in local memory), 16- or 8-byte stores when the chunk is whole
+ * and aligned, bytes otherwise. */
+template <int C> __device__ __forceinline__ void store_codes(const qargs &a, uint8_t *row, size_t k0, const uint32_t code[C])
+{
+    if (a.fp4) {
+        constexpr int NW = C / 8; /* 8 nibbles per word */
+        uint32_t w[NW];
+#pragma unroll
+        for (int q = 0; q < NW; q++) {
+            w[q] = 0;
+#pragma unroll
+            for (int j = 0; j < 8; j++) w[q] |= (code[8 * q + j] & 0xFu) << (4 * j);
+        }
+        uint8_t *p = row + k0 / 2;
+        if (k0 + C <= a.qcols && ((uintptr_t)p % (4 * NW)) == 0) {
+            if (NW == 4)
+                *reinterpret_cast<uint4 *>(p) = make_uint4(w[0], w[1 % NW], w[2 % NW], w[3 % NW]);
+            else
+                *reinterpret_cast<uint2 *>(p) = make_uint2(w[0], w[1 % NW]);
+        } else {
+            for (int j = 0; j < C / 2; j++)
+                if (k0 + 2 * j < a.qcols) p[j] = (uint8_t)(w[j / 4] >> (8 * (j % 4)));
+        }
+        return;
+    }
+    constexpr int NW = C / 4;
+    uint32_t w[NW];
+#pragma unroll
+    for (int q = 0; q < NW; q++)
+        w[q] = (code[4 * q] & 0xFFu) | ((code[4 * q + 1] & 0xFFu) << 8) | ((code[4 * q + 2] & 0xFFu) << 16) |
+               (code[4 * q + 3] << 24);
+    uint8_t *p = row + k0;
+    if (k0 + C <= a.qcols && ((uintptr_t)p % 16) == 0) {
+#pragma unroll
+        for (int q = 0; q < NW / 4; q++)
+            reinterpret_cast<uint4 *>(p)[q] = make_uint4(w[4 * q], w[4 * q + 1], w[4 * q + 2], w[4 * q + 3]);
+    } else {
+        for (int j = 0; j < C; j++)
+            if (k0 + j < a.qcols) p[j] = (uint8_t)code[j];
+    }
+}
+
+/* MAXT: the CTA size the kernel is compiled for (512 only for 128x128 tiles), so the common
+ * 256-thread shapes may use up to 255 registers without spilling. */
+template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) block_quantize_kernel(qargs a)
 {
     __shared__ uint32_t slot[256];
     const int t = threadIdx.x;
@@ -278,6 +330,9 @@ template <int C, int BF16> __global__ void __launch_bounds__(512) block_quantize
     }
     const int nslot = (a.RC / a.TR) * (a.CC / a.G);
     const int my = (rr / a.TR) * (a.CC / a.G) + cc / a.G;
+    const int solo = a.TR == 1 && a.G == 1; /* one thread per tile: no reduction */
+    const int nan_mode = a.nan_ignore;
+    const fpsim_spec es = a.es; /* in registers, not re-read through a parameter pointer */
     float tv[6];
     tensor_values(a, tv);
     if (blockIdx.x == 0 && t == 0 && !a.amax_only) {
@@ -294,59 +349,32 @@ template <int C, int BF16> __global__ void __launch_bounds__(512) block_quantize
         if (C == 16 && a.rht) rht16_bf16(v);
         uint32_t am = 0;
 #pragma unroll
-        for (int j = 0; j < C; j++) am = max(am, abs_bits(v[j], a.nan_ignore));
+        for (int j = 0; j < C; j++) am = max(am, abs_bits(v[j], nan_mode));
         if (a.amax_only) { /* the tensor amax over the stored operand (post-RHT) */
             for (int o = 16; o; o >>= 1) am = max(am, __shfl_xor_sync(0xFFFFFFFFu, am, o));
             if ((t & 31) == 0) atomicMax(a.amax_out, am);
             continue;
         }
-        __syncthreads();
-        if (t < nslot) slot[t] = 0;
-        __syncthreads();
-        if (a.kind != FPSIM_KIND_FP8_TENSOR) atomicMax(&slot[my], am);
-        __syncthreads();
-        tile_scale ts = scale_of_tile(a, slot[my], tv);
+        if (!solo) {
+            __syncthreads();
+            if (t < nslot) slot[t] = 0;
+            __syncthreads();
+            if (a.kind != FPSIM_KIND_FP8_TENSOR) atomicMax(&slot[my], am);
+            __syncthreads();
+            am = slot[my];
+        }
+        tile_scale ts = scale_of_tile(a, am, tv);
         if (r >= a.qrows || k0 >= a.qcols) continue;
-        /* Elements: y = x * mult (one FP32 multiply), then the shared core. */
+        /* Elements: the scheme's scaling (one FP32 operation), then the shared core. */
         uint32_t code[C];
 #pragma unroll
         for (int j = 0; j < C; j++) {
             float y = scale_element(a, v[j], ts);
             uint32_t rb = a.sr ? sr_bits_of(a, (uint64_t)r * a.qcols + k0 + j) : 0u;
-            code[j] = fpsim_round_f32(__float_as_uint(y), &a.es, rb);
+            code[j] = fpsim_round_f32(__float_as_uint(y), &es, rb);
             if (k0 + j >= a.qcols) code[j] = 0; /* the padding nibble of an odd FP4 row stays 0 */
         }
-        uint8_t *row = a.codes + r * a.code_stride;
-        if (a.fp4) {
-            constexpr int NB = C / 2;
-            uint8_t b[NB];
-#pragma unroll
-            for (int j = 0; j < NB; j++) b[j] = (uint8_t)((code[2 * j] & 0xF) | ((code[2 * j + 1] & 0xF) << 4));
-            size_t off = k0 / 2;
-            if (k0 + C <= a.qcols && ((uintptr_t)(row + off) % NB) == 0) {
-                if (NB == 16) {
-                    *reinterpret_cast<uint4 *>(row + off) = *reinterpret_cast<const uint4 *>(b);
-                } else {
-                    *reinterpret_cast<uint2 *>(row + off) = *reinterpret_cast<const uint2 *>(b);
-                }
-            } else {
-                for (int j = 0; j < NB; j++)
-                    if (k0 + 2 * j < a.qcols) row[off + j] = b[j];
-            }
-        } else {
-            if (k0 + C <= a.qcols && ((uintptr_t)(row + k0) % 16) == 0) {
-#pragma unroll
-                for (int q = 0; q < C / 16; q++) {
-                    uint8_t b[16];
-#pragma unroll
-                    for (int j = 0; j < 16; j++) b[j] = (uint8_t)code[q * 16 + j];
-                    reinterpret_cast<uint4 *>(row + k0)[q] = *reinterpret_cast<const uint4 *>(b);
-                }
-            } else {
-                for (int j = 0; j < C; j++)
-                    if (k0 + j < a.qcols) row[k0 + j] = (uint8_t)code[j];
-            }
-        }
+        store_codes<C>(a, a.codes + r * a.code_stride, k0, code);
         if (a.kind == FPSIM_KIND_FP8_TENSOR || (r % a.TR) != 0 || (c % a.G) != 0) continue;
         size_t sr_ = r / a.TR, sc_ = c / a.G;
         size_t si = sr_ * a.scols + sc_;
@@ -567,7 +595,7 @@ extern "C" fpsim_status fpsim_gpu_amax_dev(uint32_t *amax_bits_dev, const void *
     cudaStream_t cs = static_cast<cudaStream_t>(cuda_stream);
     FPSIM_CUDA_TRY(cudaMemsetAsync(amax_bits_dev, 0, sizeof(uint32_t), cs));
     unsigned blocks = fpsim_gpu_blocks(n / 8 + 1, 256);
-    int ign = nan_policy == FPSIM_NAN_IGNORE;
+    int ign = nan_policy == FPSIM_NAN_IGNORE ? 1 : nan_policy == 2 ? 2 : 0;
     if (x_is_bf16)
         amax_kernel<1><<<blocks, 256, 0, cs>>>(amax_bits_dev, x, n, ign);
     else
@@ -649,15 +677,23 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     unsigned threads = (unsigned)(g.RC * g.CC);
     size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (threads > 256 ? 4 : 8);
     unsigned blocks = (unsigned)(a.nrect < cap ? a.nrect : cap);
-    void (*kernel)(qargs) = g.C == 16 ? (a.bf16 ? block_quantize_kernel<16, 1> : block_quantize_kernel<16, 0>)
-                                      : (a.bf16 ? block_quantize_kernel<32, 1> : block_quantize_kernel<32, 0>);
+    void (*kernel)(qargs);
+    if (threads > 256)
+        kernel = a.bf16 ? block_quantize_kernel<32, 1, 512> : block_quantize_kernel<32, 0, 512>;
+    else if (g.C == 16)
+        kernel = a.bf16 ? block_quantize_kernel<16, 1, 256> : block_quantize_kernel<16, 0, 256>;
+    else
+        kernel = a.bf16 ? block_quantize_kernel<32, 1, 256> : block_quantize_kernel<32, 0, 256>;
 
-    /* The tensor amax (over the stored operand: after the RHT when there is one), unless given. */
-    int needs_amax = s->kind == FPSIM_KIND_NVFP4 || (s->kind == FPSIM_KIND_FP8_TENSOR && s->mode != FPSIM_TENSOR_DELAYED);
+    /* The tensor amax (over the stored operand: after the RHT when there is one), unless given.
+     * Like the CPU driver: NVFP4 and per-tensor FP8 need it; other kinds report NaN, or with
+     * statistics wanted (host API) the max over finite inputs. */
+    int needs_amax = s->kind == FPSIM_KIND_NVFP4 || s->kind == FPSIM_KIND_FP8_TENSOR;
+    int finite_amax = !needs_amax && force_amax && (o.want & FPSIM_QWANT_STATS);
     if (o.global_amax_given) {
         a.use_given = 1;
         a.gamax_given = o.global_amax;
-    } else if (needs_amax || force_amax) {
+    } else if (needs_amax || finite_amax) {
         if (a.rht) {
             FPSIM_CUDA_TRY(cudaMemsetAsync(out->amax_bits, 0, sizeof(uint32_t), cs));
             qargs am = a;
@@ -665,10 +701,14 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
             am.amax_out = out->amax_bits;
             kernel<<<blocks, threads, 0, cs>>>(am);
             FPSIM_CUDA_LAUNCHED("block_quantize_kernel (amax)");
-        } else if ((st = fpsim_gpu_amax_dev(out->amax_bits, x, a.bf16, rows * cols, s->nan, cs)) != FPSIM_OK) {
+        } else if ((st = fpsim_gpu_amax_dev(out->amax_bits, x, a.bf16, rows * cols, finite_amax ? 2 : s->nan, cs)) !=
+                   FPSIM_OK) {
             return st;
         }
         a.gamax = out->amax_bits;
+    } else {
+        a.use_given = 1;
+        a.gamax_given = __builtin_nanf("");
     }
     if (a.want_cublas) {
         if (out->cublas_codes) FPSIM_CUDA_TRY(cudaMemsetAsync(out->cublas_codes, 0, g.cublas_rows * g.cublas_cols, cs));

@@ -37,6 +37,14 @@ __device__ __forceinline__ float fpsim_div_x86(float a, float b)
     float r = __fdiv_rn(a, b);
     return fpsim_isnan_bits(fpsim_f2u(r)) ? fpsim_u2f(0xFFC00000u) : r;
 }
+/* torch CPU a * b (formats/block_nvfp4.c, block_fp8.c mul_torch): b's NaN first, then a's. */
+__device__ __forceinline__ float fpsim_mul_torch(float a, float b)
+{
+    if (fpsim_isnan_bits(fpsim_f2u(b))) return fpsim_u2f(fpsim_f2u(b) | 0x00400000u);
+    if (fpsim_isnan_bits(fpsim_f2u(a))) return fpsim_u2f(fpsim_f2u(a) | 0x00400000u);
+    float r = __fmul_rn(a, b);
+    return fpsim_isnan_bits(fpsim_f2u(r)) ? fpsim_u2f(0xFFC00000u) : r;
+}
 /* C fminf / fmaxf: a NaN operand is ignored. */
 __device__ __forceinline__ float fpsim_fmin_c(float a, float b) { return fminf(a, b); }
 /* torch.clamp: NaN propagates. */

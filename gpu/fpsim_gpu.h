@@ -150,7 +150,8 @@ void fpsim_gpu_qbuf_free(fpsim_gpu_qbuf *b);
 fpsim_status fpsim_gpu_block_quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, const void *x, int x_is_bf16,
                                           size_t rows, size_t cols, const fpsim_qopts *opt, void *cuda_stream);
 
-/* amax of |x| over n values (NaN policy FPSIM_NAN_*), written as float bits to *amax_bits_dev. */
+/* amax of |x| over n values, written as float bits to *amax_bits_dev: nan_policy FPSIM_NAN_PROPAGATE
+ * (a NaN gives NaN), FPSIM_NAN_IGNORE (NaN skipped), or 2 (NaN and Inf skipped: finite inputs only). */
 fpsim_status fpsim_gpu_amax_dev(uint32_t *amax_bits_dev, const void *x, int x_is_bf16, size_t n, int nan_policy,
                                 void *cuda_stream);
 

@@ -213,6 +213,9 @@ typedef struct fpsim_replay_result {
     fpsim_stats *grad;           /* [step][tensor]: parameter gradient vs reference */
     fpsim_stats *drift;          /* [step][tensor]: weights after the step vs reference */
     int skipped_updates;         /* steps whose gradient was not finite (no update made) */
+    double seconds_accumulated;  /* wall time of the last step's accumulated run (forward,
+                                    backward, comparisons, gradient stats, AdamW) */
+    double seconds_local;        /* wall time of the last step's local view */
 } fpsim_replay_result;
 
 typedef struct fpsim_replay {
@@ -220,6 +223,7 @@ typedef struct fpsim_replay {
     fpsim_replay_dims dims;
     int steps_done;
     double *ref_loss;            /* [step] */
+    double ref_seconds;          /* wall time of the last step's recorded reference run */
     char (*tensor_names)[32];    /* [tensor] "wte", "l0.qkvw", ..., "lmheadw" */
     int *tensor_kind, *tensor_layer;
     int nrecipes;

@@ -44,14 +44,18 @@ static void rht_matrix(double h[16][16])
 static void rht_rows_f64(double *out, const double *in, size_t rows, size_t cols, const double h[16][16],
                          int inverse)
 {
+    /* Row a of a group = sum over b of h[a][b] * row b, b in increasing order for every element
+     * (fixed order, so fixed bits), written as whole-row updates that vectorize over columns. */
     for (size_t r0 = 0; r0 + 16 <= rows; r0 += 16)
-        for (size_t j = 0; j < cols; j++)
-            for (int a = 0; a < 16; a++) {
-                double acc = 0;
-                for (int b = 0; b < 16; b++)
-                    acc += (inverse ? h[b][a] : h[a][b]) * in[(r0 + (size_t)b) * cols + j];
-                out[(r0 + (size_t)a) * cols + j] = acc;
+        for (int a = 0; a < 16; a++) {
+            double *o = out + (r0 + (size_t)a) * cols;
+            for (size_t j = 0; j < cols; j++) o[j] = 0.0;
+            for (int b = 0; b < 16; b++) {
+                double hab = inverse ? h[b][a] : h[a][b];
+                const double *x = in + (r0 + (size_t)b) * cols;
+                for (size_t j = 0; j < cols; j++) o[j] += hab * x[j];
             }
+        }
 }
 
 struct fpsim_recipe_engine {
@@ -210,10 +214,14 @@ static fpsim_status engine_prepare(fpsim_recipe_engine *e, const fpsim_gemm_call
     int axis;
     operand_shape(c, which, &rows, &cols, &axis);
     size_t n = rows * cols;
-    fpsim_status st = grow_d(&e->dbuf[which], &e->dcap[which], n);
-    if (st) return st;
-    double *d = e->dbuf[which];
-    for (size_t i = 0; i < rows; i++) memcpy(d + i * cols, op->data + i * op->ld, cols * sizeof *d);
+    fpsim_status st = FPSIM_OK;
+    const double *d = op->data;
+    if (op->ld != cols) { /* a strided operand: gather it once, contiguous */
+        if ((st = grow_d(&e->dbuf[which], &e->dcap[which], n))) return st;
+        double *g = e->dbuf[which];
+        for (size_t i = 0; i < rows; i++) memcpy(g + i * cols, op->data + i * op->ld, cols * sizeof *g);
+        d = g;
+    }
 
     memset(r, 0, sizeof *r);
     e->rotated[which] = 0;

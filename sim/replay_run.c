@@ -18,8 +18,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "replay_internal.h"
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static const char *const view_names[FPSIM_VIEW_COUNT] = {"local", "accumulated"};
 
@@ -323,12 +331,13 @@ static fpsim_status run_step(fpsim_replay *r, int step, int *done, int total)
 
     /* 2. the reference, recorded */
     fpsim_numerics refnx = replay_recorder_numerics(s);
-    double loss;
+    double loss, t0 = now_seconds();
     if ((st = fpsim_model_forward(&s->ref, &refnx, &s->acts, s->tokens, s->targets, s->mask,
                                   replay_record_point, s, &loss)))
         return st;
     if ((st = fpsim_model_backward(&s->ref, &refnx, &s->acts, replay_record_point, s))) return st;
     r->ref_loss[step] = token_mean_loss(&s->acts);
+    r->ref_seconds = now_seconds() - t0;
     if (cfg->progress) cfg->progress(cfg->progress_ctx, ++*done, total);
 
     /* 3. each recipe */
@@ -341,6 +350,7 @@ static fpsim_status run_step(fpsim_replay *r, int step, int *done, int total)
         s->cur = res;
         s->view = FPSIM_VIEW_ACCUMULATED;
         s->failed = 0;
+        t0 = now_seconds();
         if ((st = fpsim_model_forward(m, &nx, &s->acts, s->tokens, s->targets, s->mask,
                                       replay_compare_point, s, &loss)))
             return st;
@@ -349,7 +359,9 @@ static fpsim_status run_step(fpsim_replay *r, int step, int *done, int total)
         if ((st = compare_tensors(r, &s->ref, &s->ref.grads, m, &m->grads,
                                   &res->grad[(size_t)step * (size_t)r->dims.tensors])))
             return st;
+        double t1 = now_seconds();
         if (cfg->local_view && (st = run_local(s, e))) return st;
+        double t2 = now_seconds();
         if (s->failed) return fpsim_fail(FPSIM_ENOMEM, "replay: out of memory while comparing");
         st = fpsim_adamw_step(m, &cfg->opt, NULL);
         if (st == FPSIM_EDATA) {
@@ -358,6 +370,8 @@ static fpsim_status run_step(fpsim_replay *r, int step, int *done, int total)
         } else if (st) {
             return st;
         }
+        res->seconds_local = t2 - t1;
+        res->seconds_accumulated = (t1 - t0) + (now_seconds() - t2);
         if (cfg->progress) cfg->progress(cfg->progress_ctx, ++*done, total);
     }
 

@@ -1,6 +1,7 @@
 /* stats.c: mergeable error statistics over (reference, candidate) pairs (fpsim_stats.h).
  *
- * Each fixed chunk of FPSIM_STATS_CHUNK pairs is summed left to right into its own accumulator;
+ * Each fixed chunk of FPSIM_STATS_CHUNK pairs is summed into its own accumulator (in four
+ * interleaved lanes folded in lane order: see stats_chunk_lanes);
  * the chunk accumulators are folded in index order. The partition depends only on n, so the bits
  * of every sum are the same whoever computes the chunks. Sums are plain double: for the error
  * figures we report (relative errors to 3-4 digits) the rounding of a 4096-term double sum is
@@ -69,18 +70,32 @@ typedef struct stats_job {
     fpsim_stats *chunks; /* one accumulator per chunk */
 } stats_job;
 
+/* Lanes of a chunk: element i of the chunk goes to lane i % STATS_LANES, lanes are folded
+ * 0, 1, 2, 3 at the chunk's end. A fixed order (so fixed bits) whose four independent
+ * addition chains run ~4x faster than one. */
+#define STATS_LANES 4
+
+static void stats_chunk_lanes(fpsim_stats *acc, const double *ref, const double *c64, const float *c32,
+                              size_t lo, size_t hi)
+{
+    fpsim_stats lane[STATS_LANES];
+    for (int l = 0; l < STATS_LANES; l++) fpsim_stats_init(&lane[l]);
+    size_t i = lo;
+    for (; i + STATS_LANES <= hi; i += STATS_LANES)
+        for (int l = 0; l < STATS_LANES; l++)
+            stats_add_pair(&lane[l], ref[i + (size_t)l], c64 ? c64[i + (size_t)l] : (double)c32[i + (size_t)l]);
+    for (int l = 0; i < hi; i++, l++) stats_add_pair(&lane[l], ref[i], c64 ? c64[i] : (double)c32[i]);
+    fpsim_stats_init(acc);
+    for (int l = 0; l < STATS_LANES; l++) fpsim_stats_merge(acc, &lane[l]);
+}
+
 static void stats_chunks(void *ctx, size_t begin, size_t end)
 {
     const stats_job *job = ctx;
     for (size_t c = begin; c < end; c++) {
-        fpsim_stats *acc = &job->chunks[c];
-        fpsim_stats_init(acc);
         size_t lo = c * FPSIM_STATS_CHUNK;
         size_t hi = lo + FPSIM_STATS_CHUNK < job->n ? lo + FPSIM_STATS_CHUNK : job->n;
-        if (job->cand64)
-            for (size_t i = lo; i < hi; i++) stats_add_pair(acc, job->ref[i], job->cand64[i]);
-        else
-            for (size_t i = lo; i < hi; i++) stats_add_pair(acc, job->ref[i], (double)job->cand32[i]);
+        stats_chunk_lanes(&job->chunks[c], job->ref, job->cand64, job->cand32, lo, hi);
     }
 }
 

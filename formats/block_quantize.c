@@ -170,6 +170,19 @@ static void stats_rows(void *ctx, size_t b, size_t e)
     pthread_mutex_unlock(&c->lock);
 }
 
+typedef struct rht_ctx {
+    float *x;
+    size_t qcols; /* a multiple of 16 */
+} rht_ctx;
+
+static void rht_rows(void *ctx, size_t b, size_t e)
+{
+    const rht_ctx *c = ctx;
+    for (size_t r = b; r < e; r++)
+        for (size_t j = 0; j < c->qcols; j += 16)
+            fpsim_rht16(c->x + r * c->qcols + j, c->x + r * c->qcols + j);
+}
+
 typedef struct run_ctx {
     const fpsim_block_plan *plan;
     void (*group)(const fpsim_block_plan *, size_t);
@@ -331,8 +344,9 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
         src = tmp;
     }
     if (rht) {
-        for (size_t i = 0; i < qrows * qcols; i += 16)
-            fpsim_rht16(tmp + i, tmp + i); /* TE: BF16 output of the Hadamard matmul */
+        /* TE: BF16 output of the Hadamard matmul, 16-vectors along the stored rows */
+        rht_ctx rc = {tmp, qcols};
+        fpsim_parallel_for(qrows, 16, rht_rows, &rc, threads);
     }
 
     /* 2. Outputs. */

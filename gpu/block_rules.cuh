@@ -22,11 +22,12 @@ __device__ __forceinline__ int fpsim_isnan_bits(uint32_t b) { return (b & 0x7FFF
 __device__ __forceinline__ float fpsim_u2f(uint32_t u) { return __uint_as_float(u); }
 __device__ __forceinline__ uint32_t fpsim_f2u(float f) { return __float_as_uint(f); }
 
-/* x86 SSE semantics of a*b and a/b (what the CPU emulator's C code does). */
+/* NaN propagation of a*b and a/b as the CPU emulator writes it (formats/block_mx.c mul_x86: the
+ * multiplier's NaN first, as torch's CPU kernels order the operands; div_x86: the dividend's). */
 __device__ __forceinline__ float fpsim_mul_x86(float a, float b)
 {
-    if (fpsim_isnan_bits(fpsim_f2u(a))) return fpsim_u2f(fpsim_f2u(a) | 0x00400000u);
     if (fpsim_isnan_bits(fpsim_f2u(b))) return fpsim_u2f(fpsim_f2u(b) | 0x00400000u);
+    if (fpsim_isnan_bits(fpsim_f2u(a))) return fpsim_u2f(fpsim_f2u(a) | 0x00400000u);
     float r = __fmul_rn(a, b);
     return fpsim_isnan_bits(fpsim_f2u(r)) ? fpsim_u2f(0xFFC00000u) : r;
 }
@@ -96,6 +97,7 @@ __device__ __forceinline__ uint32_t fpsim_mx_scale_code_dev(float amax, int rule
         uint32_t a = fpsim_f2u(amax) & 0x7FFFFFFFu;
         if (a > FPSIM_F32_INF_BITS) return 0xFF;
         if (a == 0) return 0;
+        if (a == FPSIM_F32_INF_BITS) return 0xFE; /* log2(Inf) = Inf: clipped to 127 */
         /* floor(log2(amax)) exactly: the exponent of the leading bit (Inf: 128 -> clipped). */
         int l = (a >> 23) ? (int)(a >> 23) - 127 : -149 + (31 - __clz(a));
         l -= emax;

@@ -45,8 +45,47 @@ static inline float u2f(uint32_t u)
  * (-1)^popcount(i & j). The 16 terms are BF16 values times +-0.25, so their sum is exact in double
  * unless they span more than ~45 binades; the result is rounded once to BF16 (RNE), as TE's BF16
  * matmul output. */
+/* The float fast path of fpsim_rht16: when the 16 inputs are BF16 values (8-bit significands),
+ * finite, with exponents of the nonzero ones within 11 binades and far from the FP32 range ends,
+ * every partial sum of +-0.25 x_i is a multiple of the smallest term's ulp below 2^24 of them, so
+ * the FP32 butterflies are exact and one RNE rounding to BF16 of the exact sum remains. Returns 0
+ * when the conditions do not hold (the double path then runs). */
+static int rht16_float(float y[16], const float x[16])
+{
+    static const float sign[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
+    uint32_t lowbits = 0, emax = 0, emin = 255;
+    for (int i = 0; i < 16; i++) {
+        const uint32_t b = f2u(x[i]), e = (b >> 23) & 0xFFu;
+        lowbits |= b & 0xFFFFu;
+        const int nz = (b & 0x7FFFFFFFu) != 0;
+        emax = nz && e > emax ? e : emax;
+        emin = nz && e < emin ? e : emin;
+    }
+    if (lowbits || emax == 255 || (emax > 0 && (emin < 20 || emax > 230 || emax - emin > 11)))
+        return 0;
+    float v[16];
+    for (int i = 0; i < 16; i++)
+        v[i] = 0.25f * sign[i] * x[i]; /* exact: a power of two and a sign */
+    for (int h = 1; h < 16; h <<= 1)
+        for (int i = 0; i < 16; i += 2 * h)
+            for (int j = i; j < i + h; j++) {
+                const float a = v[j], b = v[j + h];
+                v[j] = a + b;
+                v[j + h] = a - b;
+            }
+    for (int j = 0; j < 16; j++) {
+        /* float -> BF16 RNE (results are normal or zero here) */
+        uint32_t u = f2u(v[j]);
+        u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+        y[j] = u2f(u);
+    }
+    return 1;
+}
+
 void fpsim_rht16(float y[16], const float x[16])
 {
+    if (rht16_float(y, x))
+        return;
     static const double sign[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
     double v[16];
     for (int i = 0; i < 16; i++)

@@ -1,6 +1,7 @@
 /* cli_util.c: shared helpers of the fpsim executable (see cli_util.h). */
 #include "cli_util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -83,10 +84,22 @@ int fpsim_cli_unknown_option(const char *cmd, const char *arg)
     return FPSIM_EXIT_USAGE;
 }
 
+/* 1 if `text` starts with a digit (or, when `sign` is set, '-' or '+' and then a digit): the
+ * strto* functions would otherwise skip white space and take a sign the caller cannot see. */
+static int starts_number(const char *text, int sign)
+{
+    if (sign && (*text == '-' || *text == '+'))
+        text++;
+    return isdigit((unsigned char)*text) != 0;
+}
+
 fpsim_status fpsim_cli_parse_int(const char *text, const char *what, long min, long max, long *out)
 {
     char *end;
     errno = 0;
+    /* strtol skips leading white space: refuse it, so the whole text is the number. */
+    if (!starts_number(text, 1))
+        return fpsim_fail(FPSIM_EINVAL, "%s: '%s' is not an integer", what, text);
     long v = strtol(text, &end, 10);
     if (!*text || *end || errno)
         return fpsim_fail(FPSIM_EINVAL, "%s: '%s' is not an integer", what, text);
@@ -100,10 +113,15 @@ fpsim_status fpsim_cli_parse_u64(const char *text, const char *what, uint64_t *o
 {
     char *end;
     errno = 0;
-    /* strtoull accepts a leading '-' and negates: refuse it explicitly. */
-    if (!*text || *text == '-' || *text == '+')
+    /* strtoull skips white space and accepts a '-' (negating): " -1" would become 2^64-1.
+     * Only digits may start the text. Decimal, or hexadecimal after 0x; never octal, so that
+     * "010" is ten (strtoull base 0 would read it as eight). */
+    if (!starts_number(text, 0))
         return fpsim_fail(FPSIM_EINVAL, "%s: '%s' is not an unsigned integer", what, text);
-    unsigned long long v = strtoull(text, &end, 0);
+    const int hex = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    if (hex && !isxdigit((unsigned char)text[2]))
+        return fpsim_fail(FPSIM_EINVAL, "%s: '%s' is not an unsigned 64-bit integer", what, text);
+    unsigned long long v = strtoull(hex ? text + 2 : text, &end, hex ? 16 : 10);
     if (*end || errno)
         return fpsim_fail(FPSIM_EINVAL, "%s: '%s' is not an unsigned 64-bit integer", what, text);
     *out = (uint64_t)v;
@@ -125,7 +143,7 @@ fpsim_status fpsim_cli_parse_size(const char *text, const char *what, uint64_t *
 {
     char *end;
     errno = 0;
-    if (!*text || *text == '-' || *text == '+')
+    if (!starts_number(text, 0))
         return fpsim_fail(FPSIM_EINVAL, "%s: '%s' is not a size", what, text);
     unsigned long long v = strtoull(text, &end, 10);
     if (errno || end == text) return fpsim_fail(FPSIM_EINVAL, "%s: '%s' is not a size", what, text);
@@ -150,11 +168,11 @@ fpsim_status fpsim_cli_parse_shape(const char *text, const char *what, size_t *r
 {
     char *end;
     errno = 0;
-    if (!*text || *text == '-' || *text == '+') goto bad;
+    if (!starts_number(text, 0)) goto bad;
     unsigned long long r = strtoull(text, &end, 10);
     if (errno || end == text || (*end != 'x' && *end != 'X' && *end != ',')) goto bad;
     const char *c_text = end + 1;
-    if (!*c_text || *c_text == '-' || *c_text == '+') goto bad;
+    if (!starts_number(c_text, 0)) goto bad;
     unsigned long long c = strtoull(c_text, &end, 10);
     if (errno || end == c_text || *end) goto bad;
     if (r == 0 || c == 0) return fpsim_fail(FPSIM_ESHAPE, "%s: '%s' has a zero dimension", what, text);

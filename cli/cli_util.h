@@ -57,6 +57,7 @@ int fpsim_cli_unknown_option(const char *cmd, const char *arg);
 /* Parsers: each returns FPSIM_OK or FPSIM_EINVAL with a message naming `what` and the text.
  * Whole-string parses: trailing characters, empty text and out-of-range values are errors. */
 fpsim_status fpsim_cli_parse_int(const char *text, const char *what, long min, long max, long *out);
+/* Unsigned: decimal, or hexadecimal with a 0x prefix (a leading 0 does not mean octal). */
 fpsim_status fpsim_cli_parse_u64(const char *text, const char *what, uint64_t *out);
 fpsim_status fpsim_cli_parse_double(const char *text, const char *what, double *out);
 /* A count with an optional binary suffix: "4096", "16K", "64M", "1G" (K = 2^10, M = 2^20,

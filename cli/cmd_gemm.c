@@ -189,10 +189,6 @@ int cmd_gemm(int argc, char **argv)
     const char *path_a = NULL, *path_b = NULL, *model = NULL, *out = NULL, *fmt_name = NULL, *fmt_b_name = NULL;
     const char *scale_a_text = NULL, *scale_b_text = NULL, *fold_name = NULL, *threads_text = NULL;
     const char *device = "cpu";
-    if (argc < 2) {
-        usage(stderr);
-        return FPSIM_EXIT_USAGE;
-    }
     for (int i = 1; i < argc; i++) {
         int r = 0;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {

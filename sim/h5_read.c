@@ -145,6 +145,45 @@ static fpsim_h5_type classify(hid_t dset, hid_t t, char *why, size_t cap)
     return FPSIM_H5_TYPE_COUNT;
 }
 
+/* Storage that cannot belong to this shape is refused before H5Dread: the HDF5 C library
+ * (1.10.8 here) trusts it and reads out of bounds (found by tests/robust: a chunk of 6x4104
+ * in a 6x8 dataset overflowed a heap buffer inside H5Dread). Valid files always pass: HDF5
+ * itself refuses to create a chunk larger than a fixed dimension, and compact data holds
+ * exactly the dataset's bytes. */
+static fpsim_status check_layout(hid_t dset, hid_t space, hid_t t, const hsize_t dims[2], const char *name,
+                                 const char *path)
+{
+    fpsim_status st = FPSIM_OK;
+    hid_t dcpl = H5Dget_create_plist(dset);
+    if (dcpl < 0) return fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s' has unreadable storage properties", name, path);
+    const H5D_layout_t layout = H5Pget_layout(dcpl);
+    if (layout == H5D_CHUNKED) {
+        hsize_t chunk[32], maxdims[2];
+        const int crank = H5Pget_chunk(dcpl, 32, chunk);
+        if (crank != 2 || H5Sget_simple_extent_dims(space, NULL, maxdims) != 2) {
+            st = fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s' has a damaged chunk layout", name, path);
+        } else {
+            for (int d = 0; d < 2 && !st; d++)
+                if (chunk[d] == 0 || (maxdims[d] != H5S_UNLIMITED && chunk[d] > maxdims[d]))
+                    st = fpsim_fail(FPSIM_EFORMAT,
+                                    "dataset '%s' in '%s' has chunks of %llux%llu for a %llux%llu dataset (damaged file)",
+                                    name, path, (unsigned long long)chunk[0], (unsigned long long)chunk[1],
+                                    (unsigned long long)dims[0], (unsigned long long)dims[1]);
+        }
+    } else if (layout == H5D_COMPACT) {
+        const size_t stored = H5Tget_size(t);
+        const hsize_t need = dims[0] * dims[1] * (hsize_t)stored;
+        if (stored == 0 || (dims[1] && dims[0] > (hsize_t)-1 / dims[1] / stored) || H5Dget_storage_size(dset) != need)
+            st = fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s': compact storage does not match its %llux%llu shape "
+                                           "(damaged file)",
+                            name, path, (unsigned long long)dims[0], (unsigned long long)dims[1]);
+    } else if (layout != H5D_CONTIGUOUS) {
+        st = fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s' has an unreadable storage layout", name, path);
+    }
+    H5Pclose(dcpl);
+    return st;
+}
+
 static fpsim_status read_matrix(fpsim_h5_matrix *out, hid_t file, const char *path, const char *name)
 {
     fpsim_status st = FPSIM_OK;
@@ -181,6 +220,8 @@ static fpsim_status read_matrix(fpsim_h5_matrix *out, hid_t file, const char *pa
                         name, path, why[0] ? why : "an unknown type");
         goto done;
     }
+
+    if ((st = check_layout(dset, space, t, dims, name, path))) goto done;
 
     size_t esize = fpsim_h5_type_size(type);
     if (dims[1] && dims[0] > SIZE_MAX / esize / dims[1]) {

@@ -1,4 +1,5 @@
 /* model_config.c: the model spec string "layers=4,d=256,..." and its validation. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -26,7 +27,7 @@ static fpsim_status parse_int(int *out, const char *key, const char *val, size_t
     char *end;
     errno = 0;
     long v = strtol(buf, &end, 10);
-    if (*end || errno || v < 1 || v > (1L << 24))
+    if (!isdigit((unsigned char)buf[0]) || *end || errno || v < 1 || v > (1L << 24))
         return fpsim_fail(FPSIM_EINVAL, "model spec: '%s=%s' is not an integer in [1, 2^24]",
                           key, buf);
     *out = (int)v;
@@ -55,8 +56,15 @@ static fpsim_status parse_u64(uint64_t *out, const char *key, const char *val, s
     memcpy(buf, val, len), buf[len] = 0;
     char *end;
     errno = 0;
-    unsigned long long v = strtoull(buf, &end, 0);
-    if (*end || errno || buf[0] == '-')
+    /* Digits only from the start (strtoull would skip a space and negate a '-' after it:
+     * " -1" read as 2^64-1); decimal, or hexadecimal after 0x, never octal ("010" is ten). */
+    const int hex = buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X');
+    const char *digits = hex ? buf + 2 : buf;
+    if (!(hex ? isxdigit((unsigned char)digits[0]) : isdigit((unsigned char)digits[0])))
+        return fpsim_fail(FPSIM_EINVAL, "model spec: '%s=%s' is not an unsigned integer", key,
+                          buf);
+    unsigned long long v = strtoull(digits, &end, hex ? 16 : 10);
+    if (*end || errno)
         return fpsim_fail(FPSIM_EINVAL, "model spec: '%s=%s' is not an unsigned integer", key,
                           buf);
     *out = (uint64_t)v;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fpsim_file.h"
 
@@ -180,6 +181,18 @@ fpsim_status fpsim_npy_load(const char *path, fpsim_npy_info *info, void **data)
         return st;
     }
     const size_t bytes = info->count * info->elem_size;
+    /* A header may claim any shape: compare the claim with the bytes the file holds before
+     * allocating, so a damaged header is "truncated", not an attempt at a huge allocation. */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode)) {
+        const unsigned long long have = (unsigned long long)sb.st_size > info->data_offset
+                                            ? (unsigned long long)sb.st_size - info->data_offset
+                                            : 0;
+        if (have < bytes) {
+            fclose(f);
+            return fpsim_fail(FPSIM_EFORMAT, "%s: truncated .npy data: %llu of %zu bytes", path, have, bytes);
+        }
+    }
     void *buf = bytes ? malloc(bytes) : NULL;
     if (bytes && !buf) {
         fclose(f);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fpsim_h5.h"
 #include "fpsim_npy.h"
@@ -67,6 +68,15 @@ fpsim_status fpsim_tensor_read_raw(fpsim_tensor2d *out, const char *path, size_t
     if (st) return st;
     FILE *f = fopen(path, "rb");
     if (!f) return fpsim_fail(FPSIM_EIO, "cannot read '%s': %s", path, strerror(errno));
+    const char *tname = dtype == FPSIM_TENSOR_BF16 ? "bf16" : "f32";
+    /* A regular file shorter than the shape needs is refused before allocating (a typo in
+     * --shape must not try to allocate terabytes). */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (unsigned long long)sb.st_size < bytes) {
+        fclose(f);
+        return fpsim_fail(FPSIM_EFORMAT, "'%s' is truncated: %llu bytes, a %zux%zu %s tensor needs %zu", path,
+                          (unsigned long long)sb.st_size, rows, cols, tname, bytes);
+    }
     void *data = malloc(bytes);
     if (!data) {
         fclose(f);
@@ -76,7 +86,6 @@ fpsim_status fpsim_tensor_read_raw(fpsim_tensor2d *out, const char *path, size_t
     int extra = got == bytes && fgetc(f) != EOF;
     int err = ferror(f);
     fclose(f);
-    const char *tname = dtype == FPSIM_TENSOR_BF16 ? "bf16" : "f32";
     if (err) st = fpsim_fail(FPSIM_EIO, "cannot read '%s': read error", path);
     else if (got < bytes)
         st = fpsim_fail(FPSIM_EFORMAT, "'%s' is truncated: %zu bytes, a %zux%zu %s tensor needs %zu",

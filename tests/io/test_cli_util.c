@@ -36,10 +36,20 @@ static void test_parsers(void)
     TEST_CHECK(&tc, fpsim_cli_parse_u64("0x10", "s", &u) == FPSIM_OK && u == 16, "%s", "u64 hex");
     TEST_CHECK(&tc, fpsim_cli_parse_u64("-1", "s", &u) == FPSIM_EINVAL, "%s", "u64 negative");
     TEST_CHECK(&tc, fpsim_cli_parse_u64("18446744073709551616", "s", &u) == FPSIM_EINVAL, "%s", "u64 overflow");
+    /* strto* skip white space and negate after it: " -1" must not become 2^64-1 */
+    TEST_CHECK(&tc, fpsim_cli_parse_u64(" -1", "s", &u) == FPSIM_EINVAL, "%s", "u64 space then minus");
+    TEST_CHECK(&tc, fpsim_cli_parse_u64(" 5", "s", &u) == FPSIM_EINVAL, "%s", "u64 leading space");
+    TEST_CHECK(&tc, fpsim_cli_parse_u64("010", "s", &u) == FPSIM_OK && u == 10, "%s", "u64 leading zero is decimal");
+    TEST_CHECK(&tc, fpsim_cli_parse_u64("0x", "s", &u) == FPSIM_EINVAL, "%s", "u64 bare 0x");
+    TEST_CHECK(&tc, fpsim_cli_parse_u64("0x-1", "s", &u) == FPSIM_EINVAL, "%s", "u64 0x then minus");
+    TEST_CHECK(&tc, fpsim_cli_parse_shape("4x -2", "--shape", &r, &c) == FPSIM_EINVAL, "%s", "shape space minus");
+    TEST_CHECK(&tc, fpsim_cli_parse_shape(" 4x2", "--shape", &r, &c) == FPSIM_EINVAL, "%s", "shape leading space");
+    TEST_CHECK(&tc, fpsim_cli_parse_size(" -1", "--size", &u) == FPSIM_EINVAL, "%s", "size space minus");
     long l = 0;
     TEST_CHECK(&tc, fpsim_cli_parse_int("-3", "i", -5, 5, &l) == FPSIM_OK && l == -3, "%s", "int");
     TEST_CHECK(&tc, fpsim_cli_parse_int("6", "i", -5, 5, &l) == FPSIM_EINVAL, "%s", "int range");
     TEST_CHECK(&tc, fpsim_cli_parse_int("2x", "i", -5, 5, &l) == FPSIM_EINVAL, "%s", "int junk");
+    TEST_CHECK(&tc, fpsim_cli_parse_int(" -3", "i", -5, 5, &l) == FPSIM_EINVAL, "%s", "int leading space");
     double d = 0;
     TEST_CHECK(&tc, fpsim_cli_parse_double("1e-4", "d", &d) == FPSIM_OK && d == 1e-4, "%s", "double");
     TEST_CHECK(&tc, fpsim_cli_parse_double("1e-4x", "d", &d) == FPSIM_EINVAL, "%s", "double junk");

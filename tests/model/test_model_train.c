@@ -59,6 +59,13 @@ static void check_spec(void) {
     expect_error("layers=0", 0, FPSIM_EINVAL, "layers");
     expect_error("eps=nan", 0, FPSIM_EINVAL, "eps");
     expect_error("d", 0, FPSIM_EINVAL, "key=value");
+    /* strtoull skips a space and negates: " -1" must not become 2^64-1; no octal either */
+    expect_error("seed= -1", 0, FPSIM_EINVAL, "seed");
+    expect_error("layers= 4", 0, FPSIM_EINVAL, "layers");
+    TEST_CHECK(&tc, fpsim_model_config_parse(&cfg, "seed=010", 0) == FPSIM_OK && cfg.seed == 10,
+               "seed=010 read as %llu, want 10 (decimal)", (unsigned long long)cfg.seed);
+    TEST_CHECK(&tc, fpsim_model_config_parse(&cfg, "seed=0x10", 0) == FPSIM_OK && cfg.seed == 16,
+               "seed=0x10 read as %llu, want 16", (unsigned long long)cfg.seed);
 }
 
 /* Parse a number of digit tokens starting at *i. */

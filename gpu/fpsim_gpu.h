@@ -114,6 +114,14 @@ fpsim_status fpsim_gpu_decode_f32_dev(float *y, const void *codes, size_t n, con
 fpsim_status fpsim_gpu_sweep_f32_dev(void *codes, uint64_t first, size_t n, const fpsim_spec *s,
                                      uint64_t seed, uint32_t stream, unsigned flags, void *cuda_stream);
 
+/* Blackwell hardware conversions (gpu/sm100/cvt_sm100.cu, built for sm_100a): n float32 values
+ * (n % 4 == 0) -> one code per byte with op 0 E2M1 RN, 1 E2M3 RN, 2 E3M2 RN, 3 UE8M0 RP, 4 UE8M0 RZ,
+ * 5 E4M3 RS, 6 E2M1 RS (all .satfinite; RS draws one Philox word per 4 elements). Returns
+ * FPSIM_EUNSUPPORTED on devices other than compute capability 10.x (so on the H200). Present only
+ * when nvcc knows sm_100a (12.8+). */
+fpsim_status fpsim_gpu_convert_sm100_dev(uint8_t *codes, const float *x, size_t n, int op, uint64_t seed,
+                                         uint32_t stream, void *cuda_stream);
+
 /* ---- block quantizers -------------------------------------------------------------------- */
 
 /* Host pointers: the GPU twin of fpsim_block_quantize / fpsim_block_quantize_bf16. Fills `out`

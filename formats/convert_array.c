@@ -19,6 +19,10 @@
 #include "fpsim_formats.h"
 #include "fpsim_parallel.h"
 
+/* convert_avx512.c: the AVX-512 kernel for plain-rule specs (same bits as the loops below). */
+int fpsim_convert_avx512_usable(const fpsim_spec *s);
+void fpsim_convert_avx512_f32(void *codes, const uint32_t *x, size_t n, const fpsim_spec *s, const uint32_t *rb);
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(FPSIM_NO_CLONES)
 #define FPSIM_HOT __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
@@ -237,6 +241,7 @@ typedef struct convert_job {
     uint64_t seed;
     uint32_t stream;
     uint64_t index0;
+    int avx512; /* fpsim_convert_avx512_usable(spec): float32 bits go through convert_avx512.c */
 } convert_job;
 
 static void convert_range(void *ctx, size_t begin, size_t end)
@@ -272,6 +277,12 @@ static void convert_range(void *ctx, size_t begin, size_t end)
             f64 = job->src == SRC_F64;
             src = (const unsigned char *)job->x + (f64 ? 8 : 4) * pos;
         }
+        if (!f64 && job->avx512) {
+            const size_t width = wide ? 2 : 1;
+            fpsim_convert_avx512_f32((unsigned char *)job->codes + width * pos, (const uint32_t *)(const void *)src,
+                                     len, s, rbits);
+            continue;
+        }
         if (f64)
             round_f64(codes32, src, len, s, rbits);
         else
@@ -300,7 +311,7 @@ static fpsim_status convert_any(void *codes, const void *x, enum source src, siz
     if (st)
         return st;
     const fpsim_spec local = *s;
-    convert_job job = {codes, x, src, &local, seed, stream, index0};
+    convert_job job = {codes, x, src, &local, seed, stream, index0, fpsim_convert_avx512_usable(&local)};
     return fpsim_parallel_for(n, GRAIN, convert_range, &job, threads);
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 fpsim_status fpsim_file_temp_name(char *tmp, size_t cap, const char *path)
@@ -12,6 +13,22 @@ fpsim_status fpsim_file_temp_name(char *tmp, size_t cap, const char *path)
     int dirlen = slash ? (int)(slash - path + 1) : 0;
     const char *base = slash ? slash + 1 : path;
     if (!*base) return fpsim_fail(FPSIM_EINVAL, "output path '%s' names a directory", path);
+    /* The temporary is renamed onto `path`: an existing directory, device, pipe, socket or
+     * symbolic link there (e.g. --out /dev/null, /dev/stdout) would be replaced by a regular
+     * file (as root, in /dev), or fail only after the whole run. Refuse it up front. */
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode))
+        return fpsim_fail(FPSIM_EINVAL,
+                          "output path '%s' is a symbolic link (the finished file is renamed onto the name, which "
+                          "would replace the link); name its target",
+                          path);
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return fpsim_fail(FPSIM_EINVAL, "output path '%s' is a directory", path);
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return fpsim_fail(FPSIM_EINVAL,
+                          "output path '%s' is not a regular file (a device, pipe or socket); outputs are written "
+                          "to a temporary file renamed onto the name",
+                          path);
     int n = snprintf(tmp, cap, "%.*s.%s.tmp.%ld", dirlen, path, base, (long)getpid());
     if (n < 0 || (size_t)n >= cap) return fpsim_fail(FPSIM_EINVAL, "output path '%s' is too long", path);
     return FPSIM_OK;

@@ -145,7 +145,8 @@ static fpsim_h5_type classify(hid_t dset, hid_t t, char *why, size_t cap)
     return FPSIM_H5_TYPE_COUNT;
 }
 
-/* Storage that cannot belong to this shape is refused before H5Dread: the HDF5 C library
+/* Storage that cannot belong to this shape is refused before H5Dread and before fpsim allocates
+ * a buffer for the claimed shape: the HDF5 C library
  * (1.10.8 here) trusts it and reads out of bounds (found by tests/robust: a chunk of 6x4104
  * in a 6x8 dataset overflowed a heap buffer inside H5Dread). Valid files always pass: HDF5
  * itself refuses to create a chunk larger than a fixed dimension, and compact data holds
@@ -177,7 +178,20 @@ static fpsim_status check_layout(hid_t dset, hid_t space, hid_t t, const hsize_t
             st = fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s': compact storage does not match its %llux%llu shape "
                                            "(damaged file)",
                             name, path, (unsigned long long)dims[0], (unsigned long long)dims[1]);
-    } else if (layout != H5D_CONTIGUOUS) {
+    } else if (layout == H5D_CONTIGUOUS) {
+        /* Allocated contiguous storage holds exactly the dataset's bytes (0: never written,
+         * HDF5 reads the fill value; external files are not counted here). A damaged shape
+         * claiming more is refused before fpsim allocates a buffer for it. */
+        const hsize_t have = H5Dget_storage_size(dset);
+        const size_t stored = H5Tget_size(t);
+        const int external = H5Pget_external_count(dcpl) > 0;
+        if (!external && have != 0 && stored != 0 &&
+            ((dims[1] && dims[0] > (hsize_t)-1 / dims[1] / stored) || have != dims[0] * dims[1] * (hsize_t)stored))
+            st = fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s' stores %llu bytes, not the %llux%llu of its shape "
+                                           "(damaged file)",
+                            name, path, (unsigned long long)have, (unsigned long long)dims[0],
+                            (unsigned long long)dims[1]);
+    } else {
         st = fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s' has an unreadable storage layout", name, path);
     }
     H5Pclose(dcpl);

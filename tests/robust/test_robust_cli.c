@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -195,6 +196,39 @@ int main(int argc, char **argv)
     /* A custom recipe with an unknown scheme: the message names it once, intact. */
     expect_bad_input("recipes, unknown scheme in a custom recipe",
                      (const char *const[]){"recipes", "te-nvfp4;g=bogus", NULL}, "unknown scheme 'bogus'", NULL);
+
+    /* Outputs are renamed onto their name: a directory, a FIFO (like /dev/null, a device) or a
+     * symbolic link (like /dev/stdout) there was replaced by a regular file, as root even in /dev.
+     * Refused before the run now, and left as they were. */
+    {
+        char sub[1200], fifo[1200], link[1200], target[1200];
+        snprintf(sub, sizeof sub, "%s/outdir", dir);
+        snprintf(fifo, sizeof fifo, "%s/fifo.npy", dir);
+        snprintf(target, sizeof target, "%s/target.npy", dir);
+        snprintf(link, sizeof link, "%s/link.npy", dir);
+        const int made = mkdir(sub, 0755) == 0 && mkfifo(fifo, 0644) == 0 && io_write_bytes(target, "x", 1) == 0 &&
+                         symlink("target.npy", link) == 0;
+        TEST_CHECK(&tc, made, "%s", "cannot make the directory, FIFO and link outputs");
+        expect_bad_input("convert --out DIRECTORY",
+                         (const char *const[]){"convert", "--to", "e4m3", "--in", "small.npy", "--out", "outdir", NULL},
+                         "is a directory", NULL);
+        expect_bad_input("gemm --out FIFO",
+                         (const char *const[]){"gemm", "--quiet", "--a", "small.npy", "--b", "small.npy", "--accum",
+                                               "fp32", "--out", "fifo.npy", NULL},
+                         "not a regular file", NULL);
+        expect_bad_input("quantize --out SYMLINK.npy",
+                         (const char *const[]){"quantize", "--quiet", "--scheme", "nvfp4", "--in", "small.npy",
+                                               "--out", "link.npy", NULL},
+                         "symbolic link", NULL);
+        struct stat sb;
+        TEST_CHECK(&tc, lstat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode), "%s", "the FIFO was replaced");
+        TEST_CHECK(&tc, lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode), "%s", "the symbolic link was replaced");
+        TEST_CHECK(&tc, io_dir_entries(dir, ".tmp.") == 0, "%s", "a temporary output was left behind");
+        remove(link);
+        remove(target);
+        remove(fifo);
+        rmdir(sub);
+    }
 
     /* A damaged HDF5 input: HDF5's exit handler printed "HDF5: infinite loop closing library"
      * and a line of package names after fpsim's error line. Whether this flip breaks the file

@@ -12,7 +12,7 @@
  *
  * Triage by hand: FPSIM_ROBUST_KEEP=DIR writes the damaged files into DIR (kept) and prints how
  * each was damaged (the last one printed before a crash is the culprit); FPSIM_ROBUST_H5_ITERS=N
- * runs a longer HDF5 campaign. */
+ * runs a longer HDF5 campaign, FPSIM_ROBUST_SEED=S another sequence of mutants. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,7 +257,14 @@ int main(void)
                    "undamaged %s: %s", path, st ? fpsim_last_error() : "wrong contents");
         fpsim_tensor2d_free(&t);
     }
-    /* FPSIM_ROBUST_H5_ITERS=N runs a longer campaign by hand (the ctest run keeps the default). */
+    /* FPSIM_ROBUST_H5_ITERS=N (and FPSIM_ROBUST_SEED=S) run a longer campaign by hand; the
+     * ctest run keeps the defaults. Known: with the default seed, mutant 1965 of a long campaign
+     * (and mutant 1615 with seed 12345), bytes flipped inside the gzip-compressed chunk of
+     * base1.h5, make HDF5 1.10.8's H5Dread
+     * copy a whole 192-byte chunk out of the 85 bytes its deflate filter returned (a heap
+     * over-read inside the library, which does not check the filter's output size; fpsim
+     * cannot see the chunk before H5Dread does). */
+    if (getenv("FPSIM_ROBUST_SEED")) rng_state = strtoull(getenv("FPSIM_ROBUST_SEED"), NULL, 0) | 1;
     if (getenv("FPSIM_ROBUST_H5_ITERS")) time_cap_s = 500.0;
     const int h5_iters = getenv("FPSIM_ROBUST_H5_ITERS") ? atoi(getenv("FPSIM_ROBUST_H5_ITERS")) : H5_ITERS;
     mutate_loop(&h5_tc, h5_blobs, h5_dtypes, 2, h5_iters, dir, "h5_mutant", 0);

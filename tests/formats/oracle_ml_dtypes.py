@@ -18,7 +18,9 @@ import concurrent.futures
 import os
 import subprocess
 import sys
+import threading
 import time
+import warnings
 
 try:
     import numpy as np
@@ -112,34 +114,72 @@ def cpu_seconds():
     return t.user + t.system + t.children_user + t.children_system
 
 
+def chunk_inputs(dt, stride, kind, start):
+    """float32 bit patterns of one chunk: a stretch of every stride-th pattern, or the extras."""
+    if kind == "near":
+        return near_thresholds(dt)
+    count = min(CHUNK, ((1 << 32) - start + stride - 1) // stride)
+    if stride == 1:
+        return np.arange(start, start + count, dtype=np.uint64).astype(np.uint32)
+    return (np.arange(count, dtype=np.uint64) * stride + start).astype(np.uint32)
+
+
+def astype_codes(x, dt, pool):
+    """ml_dtypes' codes for float32 array x, the cast split over the pool's threads (NumPy
+    releases the GIL in casts)."""
+    parts = np.array_split(x, 2)
+    out = list(pool.map(lambda a: codes_of(a.astype(dt)), parts))
+    return np.concatenate(out)
+
+
 def sweep_f32(fpsim, fmt, dtname, stride, pool):
+    """All (or every stride-th) float32 patterns through one streaming `fpsim convert`."""
     dt = dtype_of(dtname)
     full = stride == 1
     m = Mismatches(f"f32->{fmt} ml_dtypes vs {dtname}.astype"
                    + ("" if full else f" (every {stride}th + near thresholds)"))
     t0, c0 = time.time(), cpu_seconds()
-    chunks = []
-    step = CHUNK * stride
-    for start in range(0, 1 << 32, step):
-        chunks.append(("range", start))
+    chunks = [("range", start) for start in range(0, 1 << 32, CHUNK * stride)]
     if not full:
         chunks.append(("near", None))
+    cmd = [fpsim, "convert", "--to", fmt, "--from", "f32", "--policy", "ml_dtypes"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+    def feed():  # the writer: the same chunks, in order, into fpsim's stdin
+        try:
+            for kind, start in chunks:
+                proc.stdin.write(chunk_inputs(dt, stride, kind, start).tobytes())
+        except BrokenPipeError:
+            pass
+        finally:
+            proc.stdin.close()
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    ok = True
     for kind, start in chunks:
-        if kind == "range":
-            count = min(CHUNK, ((1 << 32) - start + stride - 1) // stride)
-            xb = (np.arange(count, dtype=np.uint64) * stride + start).astype(np.uint32)
-        else:
-            xb = near_thresholds(dt)
-        x = xb.view(np.float32)
-        fut = pool.submit(fpsim_convert, fpsim, fmt, x.tobytes())
-        want = codes_of(x.astype(dt))
-        got = np.frombuffer(fut.result(), dtype=want.dtype)
-        if got.size != want.size:
-            print(f"FAIL [{m.label}] fpsim wrote {got.size} codes for {want.size} inputs",
-                  file=sys.stderr)
-            return 1
-        m.compare(xb, got, want, lambda b: f"0x{int(b):08x}")
-    rc = m.summary()
+        xb = chunk_inputs(dt, stride, kind, start)
+        want = astype_codes(xb.view(np.float32), dt, pool)
+        nbytes = want.size * want.dtype.itemsize
+        buf = proc.stdout.read(nbytes)
+        if len(buf) != nbytes:
+            print(f"FAIL [{m.label}] fpsim wrote {len(buf)} bytes, expected {nbytes}: "
+                  f"{proc.stderr.read().decode(errors='replace').strip()}", file=sys.stderr)
+            ok = False
+            break
+        m.compare(xb, np.frombuffer(buf, dtype=want.dtype), want, lambda b: f"0x{int(b):08x}")
+    if not ok:
+        proc.kill()
+    writer.join()
+    proc.stdout.close()
+    rc_fpsim = proc.wait()
+    if ok and rc_fpsim != 0:
+        print(f"FAIL [{m.label}] fpsim exited {rc_fpsim}: "
+              f"{proc.stderr.read().decode(errors='replace').strip()}", file=sys.stderr)
+        ok = False
+    proc.stderr.close()
+    rc = m.summary() if ok else 1
     print(f"     {fmt}: {m.checks} inputs in {time.time() - t0:.1f} s wall, "
           f"{cpu_seconds() - c0:.1f} s cpu", flush=True)
     return rc
@@ -160,9 +200,9 @@ def sweep_f64(fpsim, fmt, dtname, pool):
                         np.nextafter(half, -np.inf), rand, [np.inf, -np.inf, np.nan, 0.0, -0.0]])
     x = x[np.isfinite(x) | np.isinf(x) | np.isnan(x)]
     m = Mismatches(f"f64->{fmt} ml_dtypes vs numpy astype")
-    fut = pool.submit(fpsim_convert, fpsim, fmt, x.astype(np.float64).tobytes(), "f64")
     want = codes_of(x.astype(dt))
-    got = np.frombuffer(fut.result(), dtype=want.dtype)
+    got = np.frombuffer(fpsim_convert(fpsim, fmt, x.astype(np.float64).tobytes(), "f64"),
+                        dtype=want.dtype)
     m.compare(x, got, want, lambda v: f"{float(v).hex()}")
     return m.summary()
 
@@ -180,9 +220,10 @@ def main():
             print(f"unknown format '{f}'; valid: {', '.join(FORMATS)}", file=sys.stderr)
             return 2
     print(f"ml_dtypes {ml_dtypes.__version__}, numpy {np.__version__}", flush=True)
-    np.seterr(all="ignore")  # NaN/overflow casts are the point here, not a warning
+    # NaN/overflow casts are the point here, not a warning (np.seterr is per thread)
+    warnings.simplefilter("ignore", RuntimeWarning)
     failed = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         try:
             for fmt in names:
                 dtname, full = FORMATS[fmt]

@@ -1,9 +1,291 @@
-/* mismatch_plot.c: plots of a mismatch results file (see fpsim_mismatch.h). */
+/* mismatch_plot.c: plots of a mismatch results file (fpsim_mismatch_plot).
+ *
+ * Reads the file (docs/mismatch.md schema), writes plain data files into outdir and runs gnuplot
+ * on scripts/plot/mismatch_*.gp (found under FPSIM_PLOT_DIR, else ./scripts/plot):
+ *   mismatch_hist.FMT     histogram of g - p per configuration
+ *   mismatch_scatter.FMT  |g - p| vs exp(g), log x
+ *   mismatch_attr.FMT     per-layer / per-part attribution bars (configurations with attribution)
+ *   mismatch_seqlen.FMT   per-sequence mult_prob_error - 1 vs scored tokens
+ * Errors (not a mismatch file, missing dataset, gnuplot missing or failing) return a status with
+ * a message; nothing is printed here (gnuplot's own stderr is left as is). */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "fpsim_h5.h"
 #include "fpsim_mismatch.h"
+
+#define MAXC FPSIM_MM_MAX_CONFIGS
+
+typedef struct plot_cfg {
+    char name[64];
+    size_t n, len;
+    double *g, *p;
+    uint8_t *mask;
+    int have_attr;
+    double attr[70]; /* token_mult_prob_error of each swap: layers then parts */
+    int nattr;
+} plot_cfg;
+
+static fpsim_status read_2d(hid_t f, const char *path, hid_t type, void **out, size_t *r, size_t *c)
+{
+    hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
+    if (d < 0) return fpsim_fail(FPSIM_EFORMAT, "mismatch plot: dataset %s missing", path);
+    hid_t sp = H5Dget_space(d);
+    hsize_t dims[2] = {0, 0};
+    int rank = H5Sget_simple_extent_ndims(sp);
+    fpsim_status st = FPSIM_OK;
+    if (rank != 2) st = fpsim_fail(FPSIM_ESHAPE, "mismatch plot: %s has rank %d, not 2", path, rank);
+    else {
+        H5Sget_simple_extent_dims(sp, dims, NULL);
+        *r = dims[0];
+        *c = dims[1];
+        *out = malloc((size_t)(dims[0] * dims[1]) * H5Tget_size(type) + 1);
+        if (!*out) st = fpsim_fail(FPSIM_ENOMEM, "mismatch plot: out of memory");
+        else if (H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) < 0)
+            st = fpsim_fail(FPSIM_EFORMAT, "mismatch plot: cannot read %s", path);
+    }
+    H5Sclose(sp);
+    H5Dclose(d);
+    return st;
+}
+
+static fpsim_status read_configs(hid_t f, char names[MAXC][64], int *count)
+{
+    hid_t a = H5Aopen(f, "configs", H5P_DEFAULT);
+    if (a < 0) return fpsim_fail(FPSIM_EFORMAT, "mismatch plot: no 'configs' attribute (not a mismatch file)");
+    hid_t sp = H5Aget_space(a);
+    hssize_t n = H5Sget_simple_extent_npoints(sp);
+    fpsim_status st = FPSIM_OK;
+    if (n < 1 || n > MAXC) st = fpsim_fail(FPSIM_EFORMAT, "mismatch plot: %lld configurations", (long long)n);
+    char *vals[MAXC] = {0};
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    if (!st && H5Aread(a, t, vals) < 0) st = fpsim_fail(FPSIM_EFORMAT, "mismatch plot: cannot read 'configs'");
+    if (!st) {
+        for (hssize_t i = 0; i < n; i++) snprintf(names[i], 64, "%s", vals[i] ? vals[i] : "?");
+        H5Dvlen_reclaim(t, sp, H5P_DEFAULT, vals);
+        *count = (int)n;
+    }
+    H5Tclose(t);
+    H5Sclose(sp);
+    H5Aclose(a);
+    return st;
+}
+
+static int run_gnuplot(const char *assign, const char *script)
+{
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) dup2(devnull, 1);
+        execlp("gnuplot", "gnuplot", "-e", assign, script, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) < 0) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static fpsim_status gnuplot(const char *dir, const char *script, const char *vars, const char *out,
+                            const char *fmt)
+{
+    const char *pd = getenv("FPSIM_PLOT_DIR");
+    char scr[4096], common[4096], assign[16384];
+    snprintf(scr, sizeof scr, "%s/%s", pd ? pd : "scripts/plot", script);
+    snprintf(common, sizeof common, "%s/mismatch_common.gp", pd ? pd : "scripts/plot");
+    if (access(scr, R_OK) != 0)
+        return fpsim_fail(FPSIM_EIO, "mismatch plot: script %s not found (run from the source tree or set FPSIM_PLOT_DIR)", scr);
+    snprintf(assign, sizeof assign, "%s; outfile='%s/%s.%s'; fmt='%s'; common='%s'", vars, dir, out, fmt, fmt, common);
+    int rc = run_gnuplot(assign, scr);
+    if (rc == 127) return fpsim_fail(FPSIM_EUNSUPPORTED, "mismatch plot: gnuplot is not installed");
+    if (rc != 0) return fpsim_fail(FPSIM_EIO, "mismatch plot: gnuplot failed on %s (exit %d)", scr, rc);
+    return FPSIM_OK;
+}
+
+static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers, const char *fmt)
+{
+    char path[4096];
+    FILE *f;
+    /* histogram: 81 bins over [-m, m], m the largest |g - p| (at least 1e-3) */
+    double m = 1e-3;
+    for (int c = 0; c < nc; c++)
+        for (size_t i = 0; i < pc[c].n * pc[c].len; i++)
+            if (pc[c].mask[i] && fabs(pc[c].g[i] - pc[c].p[i]) > m) m = fabs(pc[c].g[i] - pc[c].p[i]);
+    enum { B = 81 };
+    snprintf(path, sizeof path, "%s/mismatch_hist.dat", dir);
+    if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "mismatch plot: cannot write %s", path);
+    static double h[MAXC][B];
+    double tot[MAXC] = {0};
+    memset(h, 0, sizeof h);
+    for (int c = 0; c < nc; c++)
+        for (size_t i = 0; i < pc[c].n * pc[c].len; i++) {
+            if (!pc[c].mask[i]) continue;
+            double d = pc[c].g[i] - pc[c].p[i];
+            int b = (int)floor((d + m) / (2 * m) * (B - 1) + 0.5);
+            if (b < 0) b = 0;
+            if (b >= B) b = B - 1;
+            h[c][b] += 1;
+            tot[c] += 1;
+        }
+    fprintf(f, "bin");
+    for (int c = 0; c < nc; c++) fprintf(f, " %s", pc[c].name);
+    fprintf(f, "\n");
+    for (int b = 0; b < B; b++) {
+        fprintf(f, "%.9g", -m + 2 * m * b / (B - 1));
+        for (int c = 0; c < nc; c++) fprintf(f, " %.9g", tot[c] > 0 ? h[c][b] / tot[c] : 0.0);
+        fprintf(f, "\n");
+    }
+    fclose(f);
+    fpsim_status st;
+    char vars[8192];
+    snprintf(vars, sizeof vars, "datafile='%s'", path);
+    if ((st = gnuplot(dir, "mismatch_hist.gp", vars, "mismatch_hist", fmt))) return st;
+    /* scatter and sequence length: one file per configuration */
+    char files[4096] = "", files2[4096] = "", titles[4096] = "";
+    for (int c = 0; c < nc; c++) {
+        snprintf(path, sizeof path, "%s/mismatch_scatter_%d.dat", dir, c);
+        if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "mismatch plot: cannot write %s", path);
+        for (size_t i = 0; i < pc[c].n * pc[c].len; i++)
+            if (pc[c].mask[i]) fprintf(f, "%.9g %.9g\n", exp(pc[c].g[i]), fabs(pc[c].g[i] - pc[c].p[i]));
+        fclose(f);
+        strncat(files, path, sizeof files - strlen(files) - 2);
+        strcat(files, " ");
+        snprintf(path, sizeof path, "%s/mismatch_seqlen_%d.dat", dir, c);
+        if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "mismatch plot: cannot write %s", path);
+        for (size_t s = 0; s < pc[c].n; s++) {
+            double a = 0;
+            size_t k = 0;
+            for (size_t t = 0; t < pc[c].len; t++) {
+                size_t i = s * pc[c].len + t;
+                if (!pc[c].mask[i]) continue;
+                a += exp(fabs(pc[c].g[i] - pc[c].p[i]));
+                k++;
+            }
+            if (k) fprintf(f, "%zu %.9g\n", k, a / (double)k - 1.0);
+        }
+        fclose(f);
+        strncat(files2, path, sizeof files2 - strlen(files2) - 2);
+        strcat(files2, " ");
+        strncat(titles, pc[c].name, sizeof titles - strlen(titles) - 2);
+        strcat(titles, " ");
+    }
+    snprintf(vars, sizeof vars, "files='%s'; titles='%s'", files, titles);
+    if ((st = gnuplot(dir, "mismatch_scatter.gp", vars, "mismatch_scatter", fmt))) return st;
+    snprintf(vars, sizeof vars, "files='%s'; titles='%s'", files2, titles);
+    if ((st = gnuplot(dir, "mismatch_seqlen.gp", vars, "mismatch_seqlen", fmt))) return st;
+    /* attribution bars */
+    int any = 0;
+    for (int c = 0; c < nc; c++) any |= pc[c].have_attr;
+    if (!any) return FPSIM_OK;
+    snprintf(path, sizeof path, "%s/mismatch_attr.dat", dir);
+    if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "mismatch plot: cannot write %s", path);
+    fprintf(f, "swap");
+    for (int c = 0; c < nc; c++)
+        if (pc[c].have_attr) fprintf(f, " %s", pc[c].name);
+    fprintf(f, "\n");
+    int rows = layers + 2 + 3;
+    for (int k = 0; k < rows; k++) {
+        if (k == 0) fprintf(f, "embed");
+        else if (k <= layers) fprintf(f, "layer%d", k - 1);
+        else if (k == layers + 1) fprintf(f, "head");
+        else fprintf(f, "all-%s", k == layers + 2 ? "gemm" : (k == layers + 3 ? "reduce" : "kv"));
+        for (int c = 0; c < nc; c++) {
+            if (!pc[c].have_attr) continue;
+            double full = pc[c].attr[rows] - 1.0, v = pc[c].attr[k] - 1.0;
+            fprintf(f, " %.9g", full > 0 ? (full - v) / full : 0.0);
+        }
+        fprintf(f, "\n");
+    }
+    fclose(f);
+    snprintf(vars, sizeof vars, "datafile='%s'", path);
+    return gnuplot(dir, "mismatch_attr.gp", vars, "mismatch_attr", fmt);
+}
 
 fpsim_status fpsim_mismatch_plot(const char *h5, const char *outdir, const char *fmt)
 {
-    (void)outdir;
-    (void)fmt;
-    return fpsim_fail(FPSIM_EUNSUPPORTED, "mismatch: plotting %s is not implemented yet", h5);
+    if (strcmp(fmt, "png") && strcmp(fmt, "svg") && strcmp(fmt, "pdf"))
+        return fpsim_fail(FPSIM_ENAME, "mismatch plot: unknown format '%s' (valid: png, svg, pdf)", fmt);
+    hid_t f;
+    fpsim_status st = fpsim_h5_open_read(&f, h5);
+    if (st) return st;
+    char kind[64] = "";
+    if (fpsim_h5_read_attr_string(f, ".", "kind", kind, sizeof kind) || strcmp(kind, "fpsim-mismatch")) {
+        H5Fclose(f);
+        return fpsim_fail(FPSIM_EFORMAT, "mismatch plot: %s is not a mismatch results file (kind '%s')", h5, kind);
+    }
+    int64_t layers = 0;
+    char names[MAXC][64];
+    int nc = 0;
+    st = fpsim_h5_read_attr_int64(f, ".", "layers", &layers);
+    if (!st) st = read_configs(f, names, &nc);
+    plot_cfg pc[MAXC];
+    memset(pc, 0, sizeof pc);
+    for (int c = 0; c < nc && !st; c++) {
+        char path[1024];
+        size_t r2, c2;
+        snprintf(pc[c].name, sizeof pc[c].name, "%.63s", names[c]);
+        snprintf(path, sizeof path, "configs/%s/g", names[c]);
+        st = read_2d(f, path, H5T_NATIVE_DOUBLE, (void **)&pc[c].g, &pc[c].n, &pc[c].len);
+        snprintf(path, sizeof path, "configs/%s/p", names[c]);
+        if (!st) st = read_2d(f, path, H5T_NATIVE_DOUBLE, (void **)&pc[c].p, &r2, &c2);
+        snprintf(path, sizeof path, "configs/%s/mask", names[c]);
+        if (!st) st = read_2d(f, path, H5T_NATIVE_UINT8, (void **)&pc[c].mask, &r2, &c2);
+        snprintf(path, sizeof path, "configs/%s/attr_layer", names[c]);
+        if (!st && layers + 5 < 70 && H5Lexists(f, path, H5P_DEFAULT) > 0) {
+            double *al = NULL, *ap = NULL;
+            size_t ar, ac;
+            st = read_2d(f, path, H5T_NATIVE_DOUBLE, (void **)&al, &ar, &ac);
+            snprintf(path, sizeof path, "configs/%s/attr_part", names[c]);
+            if (!st) st = read_2d(f, path, H5T_NATIVE_DOUBLE, (void **)&ap, &r2, &c2);
+            if (!st) {
+                int k = 0;
+                for (size_t i = 0; i < ar; i++) pc[c].attr[k++] = al[i * ac];
+                for (size_t i = 0; i < r2; i++) pc[c].attr[k++] = ap[i * c2];
+                pc[c].nattr = k;
+                pc[c].have_attr = 1;
+            }
+            free(al);
+            free(ap);
+        }
+        /* the full mismatch after the swaps (index layers + 5) */
+        if (!st && pc[c].have_attr) {
+            double *tm = NULL;
+            size_t tr, tcn;
+            hid_t d = H5Dopen2(f, (snprintf(path, sizeof path, "configs/%s/token_metrics", names[c]), path), H5P_DEFAULT);
+            if (d >= 0) {
+                hid_t sp = H5Dget_space(d);
+                hsize_t dims[3];
+                H5Sget_simple_extent_dims(sp, dims, NULL);
+                tr = (size_t)dims[0];
+                tcn = (size_t)(dims[1] * dims[2]);
+                tm = malloc(tr * tcn * sizeof *tm);
+                if (tm && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, tm) >= 0)
+                    pc[c].attr[pc[c].nattr] = tm[(tr - 1) * tcn]; /* last step, metric 0, mean */
+                free(tm);
+                H5Sclose(sp);
+                H5Dclose(d);
+            }
+        }
+    }
+    H5Fclose(f);
+    if (!st && mkdir(outdir, 0777) != 0 && errno != EEXIST)
+        st = fpsim_fail(FPSIM_EIO, "mismatch plot: cannot create %s: %s", outdir, strerror(errno));
+    if (!st) st = write_data(outdir, pc, nc, (int)layers, fmt);
+    for (int c = 0; c < nc; c++) {
+        free(pc[c].g);
+        free(pc[c].p);
+        free(pc[c].mask);
+    }
+    return st;
 }

@@ -2,6 +2,7 @@
  * same state and data; per-layer error tables, results.h5 and plots (docs/replay.md). */
 #include <cblas.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,12 +75,24 @@ static void on_progress(void *ctx, int done, int total)
     fpsim_cli_progress_update(&c->progress, (uint64_t)done);
 }
 
+/* Ctrl-C / SIGTERM: finish the step under way, write it, stop (a second signal kills). */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    interrupted = 1;
+    signal(sig, SIG_DFL);
+}
+
 /* After every finished step: the whole file again (temp + rename), so no finished step is lost. */
 static fpsim_status on_step(void *ctx, int steps_done)
 {
-    (void)steps_done;
     replay_cli *c = ctx;
-    return fpsim_replay_write_h5(c->r, c->out, c->cmdline, NULL);
+    fpsim_status st = fpsim_replay_write_h5(c->r, c->out, c->cmdline, NULL);
+    if (!st && interrupted)
+        return fpsim_fail(FPSIM_EINTERRUPTED, "interrupted after step %d; %s holds the finished steps",
+                          steps_done, c->out);
+    return st;
 }
 
 /* Merge a recipe's GEMM stats of one layer and pass over sites (fixed order). */
@@ -241,13 +254,15 @@ int cmd_replay(int argc, char **argv)
     if ((st = fpsim_replay_create(&c.r, &cfg))) {
         return fpsim_cli_fail(CMD, st);
     }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
     double t0 = fpsim_cli_seconds();
     fpsim_cli_progress_begin(&c.progress, "replay", (uint64_t)(cfg.steps * (1 + cfg.nrecipes)));
     st = fpsim_replay_run(c.r);
     fpsim_cli_progress_end(&c.progress);
     if (st) {
         int code = fpsim_cli_fail(CMD, st);
-        if (c.r->steps_done)
+        if (c.r->steps_done && st != FPSIM_EINTERRUPTED)
             fpsim_cli_note("fpsim replay: %s keeps the %d finished step(s)", out, c.r->steps_done);
         fpsim_replay_free(c.r);
         return code == 2 ? 1 : code;

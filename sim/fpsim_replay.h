@@ -31,6 +31,8 @@
 #include <stdint.h>
 
 #include "fpsim_block.h"
+#include "fpsim_numerics.h"
+#include "fpsim_recipe.h"
 #include "fpsim_stats.h"
 #include "fpsim_status.h"
 
@@ -38,12 +40,9 @@
 extern "C" {
 #endif
 
-/* The plan's tables are indexed [pass][role] in the order of fpsim_numerics.h (fprop, dgrad,
- * wgrad; weight, activation, grad), which fpsim_recipe.h shares. The sizes are spelled out here
- * so that the file that reads recipes (replay_plan.c) need not include fpsim_numerics.h, whose
- * enums fpsim_recipe.h currently declares a second time. */
-#define FPSIM_PLAN_PASSES 3
-#define FPSIM_PLAN_ROLES 3
+/* The plan's tables are indexed [pass][role] (fpsim_pass, fpsim_role of fpsim_recipe.h). */
+#define FPSIM_PLAN_PASSES FPSIM_PASS_COUNT
+#define FPSIM_PLAN_ROLES FPSIM_ROLE_COUNT
 
 /* ------------------------------------------------------------------------------------------ */
 /* The recipe engine                                                                           */
@@ -75,8 +74,6 @@ fpsim_status fpsim_engine_plan_from_recipe(fpsim_engine_plan *plan, const char *
  * a reduction dimension must be a multiple of it), and along the other dimension (2-D tiles). */
 int fpsim_engine_plan_block(const fpsim_engine_plan *plan);
 
-#ifndef FPSIM_REPLAY_PLAN_ONLY
-#include "fpsim_numerics.h"
 
 /* What the observer learns about one operand of one call. */
 typedef struct fpsim_operand_report {
@@ -289,7 +286,6 @@ fpsim_status fpsim_replay_biasvar(fpsim_replay *r, fpsim_biasvar_result *out, in
 fpsim_status fpsim_replay_write_h5(const fpsim_replay *r, const char *path,
                                    const char *command_line, const fpsim_biasvar_result *bv);
 
-#endif /* FPSIM_REPLAY_PLAN_ONLY */
 
 #ifdef __cplusplus
 }

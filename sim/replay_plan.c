@@ -12,12 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define FPSIM_REPLAY_PLAN_ONLY
 #include "fpsim_replay.h"
-#include "fpsim_recipe.h"
 
-/* Same numbers as FPSIM_ACT_FP64 / FP32 / BF16 of fpsim_numerics.h (not included here). */
-enum { PLAN_FP64 = 0, PLAN_FP32 = 1, PLAN_BF16 = 2 };
+enum { PLAN_FP64 = FPSIM_ACT_FP64, PLAN_FP32 = FPSIM_ACT_FP32, PLAN_BF16 = FPSIM_ACT_BF16 };
 
 void fpsim_engine_plan_plain(fpsim_engine_plan *plan, const char *name, int round)
 {

@@ -93,6 +93,28 @@ static void check_half(const fpsim_spec *s, const char *what, int f16, void *cod
     }
 }
 
+/* fpsim_decode_array_f32 (table lookups: vpermi2b with AVX-512 VBMI, vpermt2d with AVX-512F,
+ * plain C otherwise) against fpsim_decode_f32 code by code: every code at every position of a
+ * 64-code step, a length that leaves a tail, and a start that is not 64-byte aligned. */
+static void check_decode(const fpsim_spec *s, const char *what)
+{
+    enum { N = 64 * 256 + 37 };
+    static uint8_t c[N + 1];
+    static float y[N];
+    for (size_t i = 0; i < N + 1; i++)
+        c[i] = (uint8_t)(i * 7 + i / 256);
+    if (fpsim_decode_array_f32(y, c + 1, N, s, 1) != FPSIM_OK) {
+        test_fail(&tc, "%s: decode failed: %s", what, fpsim_last_error());
+        return;
+    }
+    for (size_t i = 0; i < N; i++) {
+        uint32_t got;
+        memcpy(&got, &y[i], 4);
+        TEST_CHECK_EQ_HEX(&tc, got, fpsim_decode_f32(c[i + 1], s), "%s decode code=0x%02x position=%zu", what,
+                          c[i + 1], i);
+    }
+}
+
 int main(void)
 {
     const size_t random_count = 1u << 18;
@@ -125,6 +147,8 @@ int main(void)
                     else
                         check_f32(&s, what, x + 3 * 65536 + 11, n - 3 * 65536 - 11 - (random_count / 2), 1u << 30 | 2,
                                   codes);
+                    if (p < 0 && mode == FPSIM_RNE && s.bits <= 8)
+                        check_decode(&s, what);
                     if (p < 0 && (f == FPSIM_E4M3 || f == FPSIM_E2M1 || f == FPSIM_BF16)) {
                         check_half(&s, what, 0, codes);
                         check_half(&s, what, 1, codes);

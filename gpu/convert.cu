@@ -245,6 +245,13 @@ __global__ void __launch_bounds__(THREADS) decode_kernel(uint32_t *y, const Code
         y[i] = fpsim_decode_f32((uint32_t)codes[i], &s);
 }
 
+template <typename Code>
+__global__ void __launch_bounds__(THREADS) decode64_kernel(uint64_t *y, const Code *codes, size_t n, fpsim_spec s)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        y[i] = fpsim_decode_f64((uint32_t)codes[i], &s);
+}
+
 } // namespace
 
 extern "C" int fpsim_gpu_spec_has_hw_cvt(const fpsim_spec *s)
@@ -355,6 +362,43 @@ extern "C" fpsim_status fpsim_gpu_decode_f32(float *y, const void *codes, size_t
     if (st == FPSIM_OK) st = fpsim_gpu_copy(dc, codes, n * code_size, 0);
     if (st == FPSIM_OK) st = fpsim_gpu_decode_f32_dev(static_cast<float *>(dy), dc, n, s, NULL);
     if (st == FPSIM_OK) st = fpsim_gpu_copy(y, dy, n * 4, 1);
+    fpsim_gpu_free(dc);
+    fpsim_gpu_free(dy);
+    return st;
+}
+
+extern "C" fpsim_status fpsim_gpu_decode_f64_dev(double *y, const void *codes, size_t n, const fpsim_spec *s,
+                                                 void *cuda_stream)
+{
+    fpsim_status st = fpsim_gpu_require();
+    if (st != FPSIM_OK) return st;
+    if (!s) return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_decode: spec is NULL");
+    if (n == 0) return FPSIM_OK;
+    cudaStream_t cs = static_cast<cudaStream_t>(cuda_stream);
+    unsigned blocks = fpsim_gpu_blocks(n, THREADS);
+    if (code_is_wide(s))
+        decode64_kernel<uint16_t><<<blocks, THREADS, 0, cs>>>(reinterpret_cast<uint64_t *>(y),
+                                                              static_cast<const uint16_t *>(codes), n, *s);
+    else
+        decode64_kernel<uint8_t><<<blocks, THREADS, 0, cs>>>(reinterpret_cast<uint64_t *>(y),
+                                                             static_cast<const uint8_t *>(codes), n, *s);
+    FPSIM_CUDA_LAUNCHED("decode64_kernel");
+    return FPSIM_OK;
+}
+
+extern "C" fpsim_status fpsim_gpu_decode_f64(double *y, const void *codes, size_t n, const fpsim_spec *s)
+{
+    fpsim_status st = fpsim_gpu_require();
+    if (st != FPSIM_OK) return st;
+    if (!s) return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_decode: spec is NULL");
+    if (n == 0) return FPSIM_OK;
+    size_t code_size = code_is_wide(s) ? 2 : 1;
+    void *dc = NULL, *dy = NULL;
+    st = fpsim_gpu_alloc(&dc, n * code_size);
+    if (st == FPSIM_OK) st = fpsim_gpu_alloc(&dy, n * 8);
+    if (st == FPSIM_OK) st = fpsim_gpu_copy(dc, codes, n * code_size, 0);
+    if (st == FPSIM_OK) st = fpsim_gpu_decode_f64_dev(static_cast<double *>(dy), dc, n, s, NULL);
+    if (st == FPSIM_OK) st = fpsim_gpu_copy(y, dy, n * 8, 1);
     fpsim_gpu_free(dc);
     fpsim_gpu_free(dy);
     return st;

@@ -90,8 +90,9 @@ fpsim_status fpsim_gpu_convert_bf16(void *codes, const uint16_t *x, size_t n, co
                                     uint64_t seed, uint32_t stream, uint64_t index0);
 fpsim_status fpsim_gpu_convert_f16(void *codes, const uint16_t *x, size_t n, const fpsim_spec *s,
                                    uint64_t seed, uint32_t stream, uint64_t index0);
-/* Decode n codes into float32. */
+/* Decode n codes into float32 / float64 (exact). */
 fpsim_status fpsim_gpu_decode_f32(float *y, const void *codes, size_t n, const fpsim_spec *s);
+fpsim_status fpsim_gpu_decode_f64(double *y, const void *codes, size_t n, const fpsim_spec *s);
 
 /* Device pointers, queued on cuda_stream. */
 fpsim_status fpsim_gpu_convert_f32_dev(void *codes, const float *x, size_t n, const fpsim_spec *s,
@@ -107,6 +108,8 @@ fpsim_status fpsim_gpu_convert_f16_dev(void *codes, const uint16_t *x, size_t n,
                                        uint64_t seed, uint32_t stream, uint64_t index0,
                                        unsigned flags, void *cuda_stream);
 fpsim_status fpsim_gpu_decode_f32_dev(float *y, const void *codes, size_t n, const fpsim_spec *s,
+                                      void *cuda_stream);
+fpsim_status fpsim_gpu_decode_f64_dev(double *y, const void *codes, size_t n, const fpsim_spec *s,
                                       void *cuda_stream);
 
 /* Exhaustive sweep: codes[i] = convert(float32 with bits first + i), i < n, with SR words drawn

@@ -248,6 +248,25 @@ static fpsim_status run_small(const vcase *vc, fpsim_gpu_check *row, int threads
                 row->mismatches++;
             }
         }
+        /* and to float64 */
+        uint64_t *gc = malloc(n * 8), *gg = malloc(n * 8);
+        void *d64 = NULL;
+        if (st == FPSIM_OK && gc && gg) st = fpsim_gpu_alloc(&d64, n * 8);
+        if (st == FPSIM_OK && gc && gg) {
+            for (size_t i = 0; i < n; i++) gc[i] = fpsim_decode_f64(vc->wide ? in[i] : ((uint8_t *)in)[i], &vc->spec);
+            st = fpsim_gpu_decode_f64_dev(d64, d_in, n, &vc->spec, NULL);
+            if (st == FPSIM_OK) st = fpsim_gpu_copy(gg, d64, n * 8, 1);
+            for (size_t i = 0; st == FPSIM_OK && i < n; i++) {
+                if (gc[i] == gg[i]) continue;
+                if (!row->example[0])
+                    snprintf(row->example, sizeof row->example, "decode f64 code 0x%zx: cpu 0x%016llx gpu 0x%016llx",
+                             i, (unsigned long long)gc[i], (unsigned long long)gg[i]);
+                row->mismatches++;
+            }
+        }
+        fpsim_gpu_free(d64);
+        free(gc);
+        free(gg);
     }
     row->inputs += n;
     row->seconds += now_s() - t0;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli_util.h"
 #include "commands.h"
@@ -28,6 +29,13 @@
 #endif
 
 static const char *const CMD = "verify";
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 static void usage(FILE *out)
 {
@@ -120,6 +128,7 @@ static const worked worked_examples[] = {
 
 static void check_worked(table *t)
 {
+    double t0 = now_s();
     uint64_t bad = 0, n = 0;
     char note[160] = "";
     for (size_t i = 0; i < sizeof worked_examples / sizeof worked_examples[0]; i++) {
@@ -140,7 +149,7 @@ static void check_worked(table *t)
         }
     }
     fpsim_clear_error();
-    table_row(t, "worked examples, element formats (§11)", n, bad, 0.0, note, 0);
+    table_row(t, "worked examples, element formats (§11)", n, bad, now_s() - t0, note, 0);
 }
 
 static uint64_t mix64(uint64_t z)
@@ -182,6 +191,7 @@ static void check_array_vs_scalar(table *t, int threads, const char *only)
         if (only && !strstr(name, only)) continue;
         uint64_t inputs = 0, bad = 0;
         char note[160] = "";
+        double t0 = now_s();
         int wide = fpsim_format_code_bytes((fpsim_format_id)f) == 2;
         for (int p = 0; p < fpsim_policy_count(); p++) {
             for (int m = 0; m < FPSIM_ROUND_COUNT; m++) {
@@ -230,7 +240,7 @@ static void check_array_vs_scalar(table *t, int threads, const char *only)
             }
         }
         fpsim_clear_error();
-        table_row(t, name, inputs, bad, 0.0, note, 0);
+        table_row(t, name, inputs, bad, now_s() - t0, note, 0);
     }
     free(x), free(a), free(b), free(da), free(codes);
 }
@@ -239,6 +249,7 @@ static void check_array_vs_scalar(table *t, int threads, const char *only)
  * implementations' code, independent of fpsim). */
 static void check_block_examples(table *t)
 {
+    double t0 = now_s();
     uint64_t n = 0, bad = 0;
     char note[160] = "";
     fpsim_qopts o;
@@ -317,7 +328,7 @@ static void check_block_examples(table *t)
 #undef EXPECT
     fpsim_qtensor_free(&q);
     fpsim_clear_error();
-    table_row(t, "worked examples, block quantizers (§11 #16,19,22-24)", n, bad, 0.0, note, 0);
+    table_row(t, "worked examples, block quantizers (§11 #16,19,22-24)", n, bad, now_s() - t0, note, 0);
 }
 
 static int verify_cpu(int threads, const char *only)

@@ -10,7 +10,11 @@
  * float32 bits (f64 sources under FPSIM_SPEC_F64_VIA_F32 narrowed to float32 with RNE), under
  * stochastic rounding the tile's random words are drawn first (fpsim_sr_word layout: word
  * (i & 3) of the Philox block of counter i >> 2; 16 blocks at a time with AVX-512 where the CPU
- * has it), codes are computed as 32-bit words and then narrowed to bytes or halfwords. Large
+ * has it), codes are computed as 32-bit words and then narrowed to bytes or halfwords. Specs
+ * with plain rules under RNE/RZ/RU/RD/SR skip those loops on CPUs with AVX-512 F/BW/DQ/VL: the
+ * tile goes through convert_avx512.c, which stores the codes directly (same bits; checked by
+ * tests/formats/test_convert_paths.c). 8-bit codes decode through a 256-entry table read with
+ * byte permutes (AVX-512 VBMI) or dword permutes (AVX-512F), or plain loads. Large
  * arrays are split over threads (fpsim_parallel_for); element i always uses random word
  * index0 + i, so neither threads nor tiles change any bit. */
 #include <string.h>

@@ -268,6 +268,12 @@ int cmd_convert(int argc, char **argv)
         fpsim_cli_error(CMD, "cannot open input '%s': %s", in_path, strerror(errno));
         return 2;
     }
+    struct stat in_sb;
+    if (in_path && fstat(fileno(in), &in_sb) == 0 && S_ISDIR(in_sb.st_mode)) {
+        fpsim_cli_error(CMD, "input '%s' is a directory", in_path);
+        fclose(in);
+        return 2;
+    }
     int in_npy = in_path && ends_with(in_path, ".npy");
     fpsim_npy_info info;
     memset(&info, 0, sizeof info);

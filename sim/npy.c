@@ -175,6 +175,11 @@ fpsim_status fpsim_npy_load(const char *path, fpsim_npy_info *info, void **data)
     FILE *f = fopen(path, "rb");
     if (!f)
         return fpsim_fail(FPSIM_EIO, "cannot open '%s' for reading", path);
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        return fpsim_fail(FPSIM_EFORMAT, "'%s' is a directory, not a .npy file", path);
+    }
     fpsim_status st = fpsim_npy_read_header(f, path, info);
     if (st) {
         fclose(f);
@@ -183,7 +188,6 @@ fpsim_status fpsim_npy_load(const char *path, fpsim_npy_info *info, void **data)
     const size_t bytes = info->count * info->elem_size;
     /* A header may claim any shape: compare the claim with the bytes the file holds before
      * allocating, so a damaged header is "truncated", not an attempt at a huge allocation. */
-    struct stat sb;
     if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode)) {
         const unsigned long long have = (unsigned long long)sb.st_size > info->data_offset
                                             ? (unsigned long long)sb.st_size - info->data_offset

@@ -266,6 +266,11 @@ static fpsim_status sniff(enum input_kind *kind, const char *path)
     unsigned char head[8] = {0};
     FILE *f = fopen(path, "rb");
     if (!f) return fpsim_fail(FPSIM_EIO, "cannot read '%s': %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        return fpsim_fail(FPSIM_EFORMAT, "'%s' is a directory, not a tensor file", path);
+    }
     size_t got = fread(head, 1, sizeof head, f);
     fclose(f);
     *kind = INPUT_UNKNOWN;

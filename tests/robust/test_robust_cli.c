@@ -220,6 +220,19 @@ int main(int argc, char **argv)
                          (const char *const[]){"quantize", "--quiet", "--scheme", "nvfp4", "--in", "small.npy",
                                                "--out", "link.npy", NULL},
                          "symbolic link", NULL);
+        /* A directory as input: "error reading" with exit 1 (convert) or "neither .npy nor
+         * HDF5" before; now named as a directory, exit 2. */
+        expect_bad_input("convert --in DIRECTORY",
+                         (const char *const[]){"convert", "--to", "e4m3", "--in", "outdir", "--out", "codes.bin", NULL},
+                         "is a directory", "codes.bin");
+        expect_bad_input("quantize --in DIRECTORY",
+                         (const char *const[]){"quantize", "--quiet", "--scheme", "nvfp4", "--in", "outdir", "--out",
+                                               "q.h5", NULL},
+                         "is a directory", "q.h5");
+        expect_bad_input("gemm --a DIRECTORY",
+                         (const char *const[]){"gemm", "--quiet", "--a", "outdir", "--b", "small.npy", "--accum", "fp32",
+                                               "--out", "c.npy", NULL},
+                         "is a directory", "c.npy");
         struct stat sb;
         TEST_CHECK(&tc, lstat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode), "%s", "the FIFO was replaced");
         TEST_CHECK(&tc, lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode), "%s", "the symbolic link was replaced");

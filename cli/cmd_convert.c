@@ -48,7 +48,8 @@ static void usage(FILE *out)
             "  --round MODE    %s (default: the policy's, rne except ptx-rz/ptx-rp)\n"
             "  --seed N        stochastic rounding seed (default 0); element i of the stream uses Philox\n"
             "  --stream S      word fpsim_sr_word(seed, stream, i) (default stream 0)\n"
-            "  --sr-bits B     random bits added for sr, 1..32 (default 8 e2m1, 13 f16, 16 others)\n"
+            "  --sr-bits B     random bits added for sr, 1..32 (default 8 e2m1, 13 f16, 16 others);\n"
+            "                  --seed, --stream and --sr-bits need --round sr\n"
             "  --decode        codes in, values out (exact); --as / --from f32|f64 picks the output type\n"
             "  --threads T     threads (default FPSIM_THREADS or all cores); bits never depend on it\n"
             "  --device gpu    convert on the GPU (CUDA builds with a device)\n\n"
@@ -216,6 +217,13 @@ int cmd_convert(int argc, char **argv)
         return fpsim_cli_fail(CMD, st);
     if ((st = fpsim_spec_make(&o.spec, fid, policy, mode, (int)srbits)))
         return fpsim_cli_fail(CMD, st);
+    /* The random-bit options mean nothing under a deterministic rounding: refuse them rather
+     * than return round-to-nearest bits to a user who believes they asked for sr. */
+    if (o.spec.round != FPSIM_SR && (seed_s || stream_s || srbits_s)) {
+        fpsim_cli_error(CMD, "%s applies to stochastic rounding only (add --round sr)",
+                        srbits_s ? "--sr-bits" : seed_s ? "--seed" : "--stream");
+        return 2;
+    }
     if (seed_s && (st = fpsim_cli_parse_u64(seed_s, "--seed", &o.seed)))
         return fpsim_cli_fail(CMD, st);
     long stream = 0;

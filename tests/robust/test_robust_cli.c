@@ -187,6 +187,15 @@ int main(int argc, char **argv)
                      (const char *const[]){"convert", "--to", "e4m3", "--round", "sr", "--in", "small.npy",
                                            "--seed", " -1", "--out", "codes.npy", NULL},
                      "--seed", "codes.npy");
+    /* --seed / --sr-bits without --round sr were ignored: round-to-nearest bits came back. */
+    expect_bad_input("convert --sr-bits without --round sr",
+                     (const char *const[]){"convert", "--to", "e2m1", "--sr-bits", "5", "--in", "small.npy", "--out",
+                                           "codes.npy", NULL},
+                     "--round sr", "codes.npy");
+    expect_bad_input("convert --seed without --round sr",
+                     (const char *const[]){"convert", "--to", "e2m1", "--seed", "7", "--in", "small.npy", "--out",
+                                           "codes.npy", NULL},
+                     "--round sr", "codes.npy");
     expect_bad_input("quantize, --shape ' 4x32'",
                      (const char *const[]){"quantize", "--quiet", "--scheme", "nvfp4", "--in", "small.npy",
                                            "--shape", " 4x32", "--out", "q.h5", NULL},

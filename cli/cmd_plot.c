@@ -243,7 +243,7 @@ static int plot_gemm_error(plot_ctx *p, hid_t file, const names *recipes, const 
             fprintf(f, "\n");
         }
         fclose(f);
-        snprintf(title, sizeof title, "%s GEMM output error vs layer (last step; dashed: local, solid: accumulated)",
+        snprintf(title, sizeof title, "%s GEMM output error vs layer (dashed: local, solid: accumulated)",
                  passes->v[ps]);
         rc = plot(p, "error_vs_layer.gp", base, title, "relative L2 error vs FP64 reference", "paired=1");
     }
@@ -294,8 +294,7 @@ static int plot_stream_error(plot_ctx *p, hid_t file, const names *recipes, cons
     fclose(f);
     if (!rc)
         rc = plot(p, "error_vs_layer.gp", "stream_error",
-                  "residual stream error vs layer, accumulated (solid: forward block output, dashed: "
-                  "backward gradient at the block input)",
+                  "residual stream vs layer, accumulated (solid: block output; dashed: its gradient)",
                   "relative L2 error vs FP64 reference", "paired=1");
     for (size_t r = 0; r < R; r++) free(t[r].v);
     free(t);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "engine_internal.h"
+#include "fpsim_h5.h"
 #include "fpsim_mismatch.h"
 #include "test_util.h"
 
@@ -72,6 +73,29 @@ int main(void)
     double mult = last(r)->token[FPSIM_MM_TOKEN_MULT_PROB_ERROR].mean;
     tc.checks++;
     if (!(mult > 1.0 && mult < 1.05)) test_fail(&tc, "bf16 vs bf16: token_mult_prob_error %.17g not in (1, 1.05)", mult);
+    /* results file round trip: g read back through the generic HDF5 reader, bit for bit */
+    {
+        const char *h5 = "test_mismatch_out.h5";
+        st = fpsim_mm_write_h5(r, h5, "test");
+        fpsim_h5_matrix mx;
+        char ds[128];
+        snprintf(ds, sizeof ds, "configs/%s/g", r->results[0].name);
+        fpsim_status st2 = st ? st : fpsim_h5_read_matrix(&mx, h5, ds);
+        tc.checks++;
+        if (st2) test_fail(&tc, "results file: %s", fpsim_last_error());
+        else {
+            tc.checks++;
+            if (mx.type != FPSIM_H5_F64 || mx.rows != r->n || mx.cols != r->len ||
+                memcmp(mx.data, r->results[0].g, r->n * r->len * sizeof(double)))
+                test_fail(&tc, "results file: g differs after the round trip");
+            free(mx.data);
+        }
+        remove(h5);
+        /* an unwritable path fails and leaves nothing */
+        st = fpsim_mm_write_h5(r, "no_such_dir/x.h5", "test");
+        tc.checks++;
+        if (st == FPSIM_OK || fopen("no_such_dir/x.h5", "r")) test_fail(&tc, "unwritable results path accepted");
+    }
     /* determinism across thread counts */
     double *g1 = malloc(r->n * r->len * sizeof *g1);
     memcpy(g1, r->results[0].g, r->n * r->len * sizeof *g1);

@@ -34,13 +34,18 @@ void fpsim_mm_logprobs(double *lp, const double *logits, const int32_t *tokens, 
     }
 }
 
-/* Sort helper: descending probability, ties by ascending token id (a total order). */
-static const double *sort_probs;
-static int cmp_desc(const void *a, const void *b)
+/* order[] sorted by descending probability, ties by ascending token id (a total order):
+ * insertion sort, stable, no global state (vocabularies are small). */
+static void sort_desc(int *order, const double *probs, int n)
 {
-    int i = *(const int *)a, j = *(const int *)b;
-    if (sort_probs[i] != sort_probs[j]) return sort_probs[i] > sort_probs[j] ? -1 : 1;
-    return (i > j) - (i < j);
+    for (int i = 1; i < n; i++) {
+        int k = order[i], j = i - 1;
+        while (j >= 0 && probs[order[j]] < probs[k]) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = k;
+    }
 }
 
 int32_t fpsim_mm_sample(const double *logits, int vocab, double temp, double top_p, double u,
@@ -52,8 +57,7 @@ int32_t fpsim_mm_sample(const double *logits, int vocab, double temp, double top
         scratch[i] = exp(logits[i] * inv_t - lse);
         order[i] = i;
     }
-    sort_probs = scratch;
-    qsort(order, (size_t)vocab, sizeof *order, cmp_desc);
+    sort_desc(order, scratch, vocab);
     int keep = vocab;
     if (top_p < 1.0) {
         double c = 0.0;

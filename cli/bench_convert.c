@@ -19,7 +19,7 @@ static const char *const CMD = "bench convert";
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: fpsim bench convert [--json] [--threads T] [--n N] [--reps R]\n\n"
+            "usage: fpsim bench convert [--json] [--threads T] [--n N] [--reps R] [--only TEXT]\n\n"
             "Gelem/s of f32 -> e4m3, e5m2, e2m1, bf16 under rne, rz and sr, and of decoding e4m3, e2m1 and\n"
             "bf16 codes to f32, on normal and on wide-range data, with 1 thread and with T threads (default\n"
             "FPSIM_THREADS or all cores), each next to a memcpy of the same float32 array (same thread\n"
@@ -28,7 +28,8 @@ static void usage(FILE *out)
             "               memcpy_gelem_per_s\n"
             "  --threads T  the \"all cores\" thread count\n"
             "  --n N        elements per array (default 16M; suffixes K, M, G)\n"
-            "  --reps R     repetitions, best taken (default 5)\n");
+            "  --reps R     repetitions, best taken (default 5)\n"
+            "  --only TEXT  only the cases whose name contains TEXT (e.g. \"e4m3 sr\", decode)\n");
 }
 
 static uint64_t splitmix64(uint64_t *s)
@@ -80,6 +81,22 @@ typedef struct bench_case {
     const char *mode; /* NULL: decode */
 } bench_case;
 
+/* The printed name of a case on normal (data 0) or wide-range (data 1) values. */
+static void case_name(char *name, size_t size, const bench_case *c, int data)
+{
+    if (c->mode == NULL)
+        snprintf(name, size, "%s->f32 decode", c->fmt);
+    else
+        snprintf(name, size, "f32->%s %s %s", c->fmt, c->mode, data ? "wide" : "normal");
+}
+
+static const bench_case CASES[] = {
+    {"e4m3", "rne"}, {"e4m3", "rz"}, {"e4m3", "sr"}, {"e5m2", "rne"}, {"e5m2", "rz"}, {"e5m2", "sr"},
+    {"e2m1", "rne"}, {"e2m1", "rz"}, {"e2m1", "sr"}, {"bf16", "rne"}, {"bf16", "rz"}, {"bf16", "sr"},
+    {"e4m3", NULL},  {"e2m1", NULL}, {"bf16", NULL},
+};
+enum { CASE_COUNT = sizeof CASES / sizeof CASES[0] };
+
 typedef struct bench_ctx {
     const float *x;
     void *codes;
@@ -121,6 +138,7 @@ int bench_convert(int argc, char **argv)
     int json = 0, threads = 0;
     uint64_t n = 16u << 20;
     long reps = 5;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int r;
@@ -139,6 +157,10 @@ int bench_convert(int argc, char **argv)
         } else if ((r = fpsim_cli_take_value(CMD, argc, argv, &i, "--n", &v)) != 0) {
             if (r < 0 || (st = fpsim_cli_parse_size(v, "--n", &n)))
                 return r < 0 ? 2 : fpsim_cli_fail(CMD, st);
+        } else if ((r = fpsim_cli_take_value(CMD, argc, argv, &i, "--only", &v)) != 0) {
+            if (r < 0)
+                return 2;
+            only = v;
         } else if ((r = fpsim_cli_take_value(CMD, argc, argv, &i, "--reps", &v)) != 0) {
             if (r < 0 || (st = fpsim_cli_parse_int(v, "--reps", 1, 1000, &reps)))
                 return r < 0 ? 2 : fpsim_cli_fail(CMD, st);
@@ -148,6 +170,20 @@ int bench_convert(int argc, char **argv)
     }
     if (threads <= 0)
         threads = fpsim_threads_default();
+    if (only) {
+        int matches = 0;
+        char name[64];
+        for (int c = 0; c < CASE_COUNT; c++)
+            for (int data = 0; data < 2; data++) {
+                case_name(name, sizeof name, &CASES[c], data);
+                matches += strstr(name, only) != NULL;
+            }
+        if (!matches) {
+            fpsim_cli_error(CMD, "--only '%s' matches no case (names look like 'f32->e4m3 sr normal', "
+                            "'e2m1->f32 decode')", only);
+            return 2;
+        }
+    }
 
     float *normal = malloc(n * sizeof(float)), *wide = malloc(n * sizeof(float));
     float *y = malloc(n * sizeof(float));
@@ -160,11 +196,6 @@ int bench_convert(int argc, char **argv)
     fill_normal(normal, n, 1);
     fill_wide(wide, n, 2);
 
-    static const bench_case cases[] = {
-        {"e4m3", "rne"}, {"e4m3", "rz"}, {"e4m3", "sr"}, {"e5m2", "rne"}, {"e5m2", "rz"}, {"e5m2", "sr"},
-        {"e2m1", "rne"}, {"e2m1", "rz"}, {"e2m1", "sr"}, {"bf16", "rne"}, {"bf16", "rz"}, {"bf16", "sr"},
-        {"e4m3", NULL},  {"e2m1", NULL}, {"bf16", NULL},
-    };
     const int thread_counts[2] = {1, threads};
     const int nthreads = threads > 1 ? 2 : 1;
     int first = 1;
@@ -177,14 +208,19 @@ int bench_convert(int argc, char **argv)
         for (int data = 0; data < 2; data++) {
             bench_ctx b = {data ? wide : normal, codes, y, (size_t)n, (int)reps};
             const double mem = (double)n / best_seconds_memcpy(&b, th) * 1e-9;
-            for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-                const int decode = cases[c].mode == NULL;
+            for (int c = 0; c < CASE_COUNT; c++) {
+                const bench_case *bc = &CASES[c];
+                const int decode = bc->mode == NULL;
                 if (decode && data == 1)
                     continue; /* decode speed does not depend on the values */
+                char name[64];
+                case_name(name, sizeof name, bc, data);
+                if (only && !strstr(name, only))
+                    continue;
                 fpsim_format_id fid;
                 fpsim_round mode = FPSIM_RNE;
                 fpsim_spec s;
-                if (fpsim_format_lookup(cases[c].fmt, &fid) || (!decode && fpsim_round_find(cases[c].mode, &mode)) ||
+                if (fpsim_format_lookup(bc->fmt, &fid) || (!decode && fpsim_round_find(bc->mode, &mode)) ||
                     fpsim_spec_make(&s, fid, NULL, mode, 0)) {
                     fpsim_cli_error(CMD, "%s", fpsim_last_error());
                     return 1;
@@ -192,11 +228,6 @@ int bench_convert(int argc, char **argv)
                 if (decode) /* decode codes of the normal data */
                     fpsim_convert_f32(codes, normal, (size_t)n, &s, 0, 0, 0, threads);
                 const double g = (double)n / best_seconds_convert(&b, &s, th, decode) * 1e-9;
-                char name[64];
-                if (decode)
-                    snprintf(name, sizeof name, "%s->f32 decode", cases[c].fmt);
-                else
-                    snprintf(name, sizeof name, "f32->%s %s %s", cases[c].fmt, cases[c].mode, data ? "wide" : "normal");
                 if (json) {
                     printf("%s  {\"case\": ", first ? "" : ",\n");
                     fpsim_cli_json_string(stdout, name);

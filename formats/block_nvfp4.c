@@ -259,6 +259,136 @@ static void nvfp4_block_scale(const fpsim_block_plan *p, float amax, uint32_t *s
     }
 }
 
+/* x86-64: AVX-512 and AVX2 clones beside the baseline one (integer code: the same bits). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define NVFP4_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define NVFP4_CLONES
+#endif
+
+/* Philox4x32-10 (fpsim_philox4x32_10, the definition) of PB consecutive counters {lo32(blk),
+ * hi32(blk), stream, 0} at once, lane-parallel so that the compiler vectorizes the 32x32->64
+ * multiplies; w receives the 4 output words of each block, block after block. */
+enum { PB = 16 };
+static inline __attribute__((always_inline)) void philox_lanes(uint32_t *restrict w, uint64_t blk0,
+                                                               uint32_t stream, uint64_t seed)
+{
+    uint32_t c0[PB], c1[PB], c2[PB], c3[PB];
+    for (int l = 0; l < PB; l++) {
+        const uint64_t b = blk0 + (uint64_t)l;
+        c0[l] = (uint32_t)b;
+        c1[l] = (uint32_t)(b >> 32);
+        c2[l] = stream;
+        c3[l] = 0;
+    }
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int round = 0; round < 10; round++) {
+        for (int l = 0; l < PB; l++) {
+            const uint64_t p0 = (uint64_t)0xD2511F53u * c0[l];
+            const uint64_t p1 = (uint64_t)0xCD9E8D57u * c2[l];
+            const uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1[l] ^ k0;
+            const uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3[l] ^ k1;
+            c1[l] = (uint32_t)p1;
+            c3[l] = (uint32_t)p0;
+            c0[l] = n0;
+            c2[l] = n2;
+        }
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    for (int l = 0; l < PB; l++) {
+        w[4 * l + 0] = c0[l];
+        w[4 * l + 1] = c1[l];
+        w[4 * l + 2] = c2[l];
+        w[4 * l + 3] = c3[l];
+    }
+}
+
+/* rb[i] = (byte ((k0+i) mod 4) of fpsim_sr_word(seed, stream, (k0+i) / 4)) << 24 for i < n: the
+ * Philox block with counter k / 16 holds, as little-endian bytes, the bytes of elements 16 (k/16)
+ * .. 16 (k/16) + 15 in order (word (k/4) & 3, byte k & 3). */
+#if defined(__GNUC__) && defined(__x86_64__)
+/* philox_lanes in AVX-512 registers: 16 counters per vector, the 32x32 -> 64 products as
+ * mullo (low words) and two vpmuludq (high words of even and odd lanes). */
+__attribute__((target("avx512f"))) static void philox_lanes_avx512(uint32_t *restrict w, uint64_t blk0,
+                                                                  uint32_t stream, uint64_t seed)
+{
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i lo = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)blk0), lane);
+    /* hi32 of blk0 + l: a carry where the low word wrapped */
+    const __mmask16 wrap = _mm512_cmplt_epu32_mask(lo, _mm512_set1_epi32((int)(uint32_t)blk0));
+    __m512i c0 = lo;
+    __m512i c1 = _mm512_mask_add_epi32(_mm512_set1_epi32((int)(uint32_t)(blk0 >> 32)), wrap,
+                                       _mm512_set1_epi32((int)(uint32_t)(blk0 >> 32)),
+                                       _mm512_set1_epi32(1));
+    __m512i c2 = _mm512_set1_epi32((int)stream), c3 = _mm512_setzero_si512();
+    const __m512i m0 = _mm512_set1_epi32((int)0xD2511F53u), m1 = _mm512_set1_epi32((int)0xCD9E8D57u);
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int round = 0; round < 10; round++) {
+        const __m512i lo0 = _mm512_mullo_epi32(c0, m0), lo1 = _mm512_mullo_epi32(c2, m1);
+        const __m512i hi0 = _mm512_mask_blend_epi32(
+            0xAAAA, _mm512_srli_epi64(_mm512_mul_epu32(c0, m0), 32),
+            _mm512_mul_epu32(_mm512_srli_epi64(c0, 32), m0));
+        const __m512i hi1 = _mm512_mask_blend_epi32(
+            0xAAAA, _mm512_srli_epi64(_mm512_mul_epu32(c2, m1), 32),
+            _mm512_mul_epu32(_mm512_srli_epi64(c2, 32), m1));
+        const __m512i n0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32((int)k0));
+        const __m512i n2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32((int)k1));
+        c1 = lo1;
+        c3 = lo0;
+        c0 = n0;
+        c2 = n2;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    /* interleave to block order: w[4 l + j] = c_j[l] */
+    const __m512i a01lo = _mm512_unpacklo_epi32(c0, c1), a01hi = _mm512_unpackhi_epi32(c0, c1);
+    const __m512i a23lo = _mm512_unpacklo_epi32(c2, c3), a23hi = _mm512_unpackhi_epi32(c2, c3);
+    /* per 128-bit lane q: rows l = 4q..4q+3 */
+    const __m512i r0 = _mm512_unpacklo_epi64(a01lo, a23lo); /* l = 4q + 0 */
+    const __m512i r1 = _mm512_unpackhi_epi64(a01lo, a23lo); /* l = 4q + 1 */
+    const __m512i r2 = _mm512_unpacklo_epi64(a01hi, a23hi); /* l = 4q + 2 */
+    const __m512i r3 = _mm512_unpackhi_epi64(a01hi, a23hi); /* l = 4q + 3 */
+    uint32_t t[4][16];
+    _mm512_storeu_si512(t[0], r0);
+    _mm512_storeu_si512(t[1], r1);
+    _mm512_storeu_si512(t[2], r2);
+    _mm512_storeu_si512(t[3], r3);
+    for (int q = 0; q < 4; q++)
+        for (int j = 0; j < 4; j++)
+            memcpy(w + 4 * (4 * q + j), &t[j][4 * q], 16);
+}
+#endif
+
+NVFP4_CLONES
+static void sr_bytes(uint32_t *restrict rb, uint64_t k0, size_t n, uint64_t seed, uint32_t stream)
+{
+    uint32_t w[4 * PB];
+    size_t i = 0;
+    while (i < n) {
+        const uint64_t k = k0 + i, blk = k >> 4;
+#if defined(__GNUC__) && defined(__x86_64__)
+        if (rht16_have_avx512())
+            philox_lanes_avx512(w, blk, stream, seed);
+        else
+#endif
+            philox_lanes(w, blk, stream, seed);
+        const size_t off = (size_t)(k & 15u); /* byte of the first element in this batch */
+        const size_t take = 16 * PB - off < n - i ? 16 * PB - off : n - i;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        const uint8_t *wb = (const uint8_t *)w; /* byte b of word q is wb[4 q + b] */
+        for (size_t j = 0; j < take; j++)
+            rb[i + j] = (uint32_t)wb[off + j] << 24;
+#else
+        for (size_t j = 0; j < take; j++) {
+            const size_t byte = off + j;
+            rb[i + j] = ((w[byte >> 2] >> (8u * (uint32_t)(byte & 3u))) & 0xFFu) << 24;
+        }
+#endif
+        i += take;
+    }
+}
+
 /* Tile row g (one row for 1x16, 16 rows for 16x16): one row, one vector pass per chunk of blocks when every multiplier is
  * finite and nonzero (always under the TE chain). */
 static void nvfp4_row(const fpsim_block_plan *p, size_t g)
@@ -327,18 +457,7 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t g)
                 /* element k of the stored operand: byte (k mod 4) of fpsim_sr_word(seed, stream,
                  * k / 4) = word (k/4) & 3 of the Philox block with counter k / 16 */
                 const uint64_t k0 = (uint64_t)r * p->qcols + c0;
-                const uint32_t key[2] = {(uint32_t)p->seed, (uint32_t)(p->seed >> 32)};
-                uint32_t words[4] = {0, 0, 0, 0};
-                uint64_t have = ~(uint64_t)0;
-                for (size_t i = 0; i < c1 - c0; i++) {
-                    const uint64_t k = k0 + i;
-                    if ((k >> 4) != have) {
-                        have = k >> 4;
-                        const uint32_t ctr[4] = {(uint32_t)have, (uint32_t)(have >> 32), p->stream, 0};
-                        fpsim_philox4x32_10(ctr, key, words);
-                    }
-                    rbv[i] = ((words[(k >> 2) & 3u] >> (8u * (uint32_t)(k & 3u))) & 0xFFu) << 24;
-                }
+                sr_bytes(rbv, k0, c1 - c0, p->seed, p->stream);
                 if (all_fast) {
                     sat += fpsim_block_fast_sr_row(tmp, xr + c0, c1 - c0, tc, fs, rbv, &p->fast_sr, 6.0f);
                 } else {

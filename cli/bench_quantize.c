@@ -3,8 +3,10 @@
  * Every scheme (round-to-nearest) and NVFP4 with stochastic rounding and the RHT quantize one
  * rows x cols float32 tensor (default 4096 x 4096), on one thread and on all threads; a memcpy of
  * the same bytes with the same threads is timed in the same run, so the ratio to memcpy is the
- * figure to compare across machines. A run produces codes and scales (plus the cuBLAS-layout
- * scale copy); dequantization and statistics are off, as in a training step's cast kernel.
+ * figure to compare across machines. The main rows produce codes and scales (plus the
+ * cuBLAS-layout scale copy), as a training step's cast kernel does ("[codes+scales]" in the JSON
+ * case); one more row per case, at the first thread count, adds dequantization and statistics
+ * ("[codes+scales+dequant+stats]").
  * Each figure is the best of --reps timed runs after one warm-up. JSON fields match
  * `fpsim bench convert`: case, threads, gelem_per_s, memcpy_gelem_per_s. */
 #include <math.h>
@@ -25,9 +27,10 @@ static void usage(FILE *out)
             "usage: fpsim bench quantize [--json] [--threads T] [--size RxC] [--reps N] [--case TEXT]\n"
             "                            [--device cpu|gpu]\n\n"
             "Gelem/s of every block quantizer (codes + scales) on one thread and on T threads,\n"
-            "next to memcpy of the same float32 data measured in the same run.\n\n"
+            "and on one thread with dequant + stats too, next to memcpy of the same float32\n"
+            "data measured in the same run.\n\n"
             "  --json         one JSON object: {\"benchmark\", \"cpu\", \"rows\", \"cols\", \"results\": [\n"
-            "                 {\"case\", \"axis\", \"threads\", \"gelem_per_s\", \"memcpy_gelem_per_s\"}, ...]}\n"
+            "                 {\"case\", \"outputs\", \"axis\", \"threads\", \"gelem_per_s\", \"memcpy_gelem_per_s\"}, ...]}\n"
             "  --threads T    the many-thread row (default: FPSIM_THREADS or all cores)\n"
             "  --size RxC     tensor shape (default 4096x4096)\n"
             "  --reps N       timed runs per figure, best taken (default 5)\n"
@@ -96,13 +99,13 @@ static double time_memcpy(char *dst, const char *src, size_t bytes, int threads,
 }
 
 static fpsim_status time_quantize(double *best, fpsim_qtensor *q, const fpsim_scheme *s, const float *x,
-                                  size_t rows, size_t cols, int axis, int threads, int reps)
+                                  size_t rows, size_t cols, int axis, int threads, int reps, unsigned want)
 {
     fpsim_qopts o;
     fpsim_qopts_default(&o);
     o.axis = axis;
     o.threads = threads;
-    o.want = FPSIM_QWANT_CUBLAS;
+    o.want = want;
     o.seed = 1;
     *best = 1e30;
     for (int r = -1; r < reps; r++) { /* r = -1: warm-up, allocates the output buffers */
@@ -242,14 +245,22 @@ int bench_quantize(int argc, char **argv)
     memset(&q, 0, sizeof q);
     int rc = FPSIM_EXIT_OK, first = 1;
     fpsim_cli_progress bar;
-    fpsim_cli_progress_begin(&bar, "bench quantize", (uint64_t)(ncases * (size_t)nthread_counts));
+    fpsim_cli_progress_begin(&bar, "bench quantize", (uint64_t)(ncases * (size_t)(nthread_counts + 1)));
     if (!json) bar.enabled = 0; /* the table is the progress */
     for (size_t c = 0; c < ncases && rc == FPSIM_EXIT_OK; c++) {
         char canonical[FPSIM_SCHEME_TEXT_MAX];
         fpsim_scheme_format(canonical, sizeof canonical, &schemes[c]);
-        for (int t = 0; t < nthread_counts; t++) {
+        /* row nthread_counts: the first thread count again with dequant + statistics (what an
+         * error study asks for), beside codes + scales (what a training step's cast produces) */
+        for (int t = 0; t <= nthread_counts; t++) {
+            const int full = t == nthread_counts;
+            const int tc = full ? thread_counts[0] : thread_counts[t];
+            const unsigned want = full ? FPSIM_QWANT_ALL : FPSIM_QWANT_CUBLAS;
+            const char *outputs = full ? "codes+scales+dequant+stats" : "codes+scales";
+            char label[FPSIM_SCHEME_TEXT_MAX + 40];
+            snprintf(label, sizeof label, "%s [%s]", cases[c].scheme, outputs);
             double best;
-            fpsim_status st = time_quantize(&best, &q, &schemes[c], x, rows, cols, cases[c].axis, thread_counts[t], reps);
+            fpsim_status st = time_quantize(&best, &q, &schemes[c], x, rows, cols, cases[c].axis, tc, reps, want);
             if (st) {
                 if (json) printf("\n]}\n");
                 rc = fpsim_cli_fail(CMD, st);
@@ -259,18 +270,19 @@ int bench_quantize(int argc, char **argv)
             const char *axis = cases[c].axis == FPSIM_AXIS_COLS ? "cols" : "rows";
             if (json) {
                 printf("%s\n  {\"case\": ", first ? "" : ",");
-                fpsim_cli_json_string(stdout, cases[c].scheme);
+                fpsim_cli_json_string(stdout, label);
                 printf(", \"scheme\": ");
                 fpsim_cli_json_string(stdout, canonical);
-                printf(", \"axis\": \"%s\", \"threads\": %d, \"gelem_per_s\": %.4f, \"memcpy_gelem_per_s\": %.4f}", axis,
-                       thread_counts[t], rate, memcpy_rate[t]);
+                printf(", \"outputs\": \"%s\", \"axis\": \"%s\", \"threads\": %d, \"gelem_per_s\": %.4f, "
+                       "\"memcpy_gelem_per_s\": %.4f}", outputs, axis, tc, rate, memcpy_rate[full ? 0 : t]);
             } else {
-                printf("%-28s %-5s %7d %11.3f %13.3f %8.3f\n", cases[c].scheme, axis, thread_counts[t], rate,
-                       memcpy_rate[t], rate / memcpy_rate[t]);
+                printf("%-28s %-5s %7d %11.3f %13.3f %8.3f%s\n", cases[c].scheme, axis, tc, rate,
+                       memcpy_rate[full ? 0 : t], rate / memcpy_rate[full ? 0 : t],
+                       full ? "  (+dequant+stats)" : "");
                 fflush(stdout);
             }
             first = 0;
-            fpsim_cli_progress_update(&bar, c * (size_t)nthread_counts + (size_t)t + 1);
+            fpsim_cli_progress_update(&bar, c * (size_t)(nthread_counts + 1) + (size_t)t + 1);
         }
     }
     fpsim_cli_progress_end(&bar);

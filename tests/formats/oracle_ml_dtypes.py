@@ -219,6 +219,10 @@ def main():
         if f not in FORMATS:
             print(f"unknown format '{f}'; valid: {', '.join(FORMATS)}", file=sys.stderr)
             return 2
+    if not os.access(args.fpsim, os.X_OK):
+        print(f"FAIL fpsim executable not found at '{args.fpsim}' (build the fpsim target)",
+              file=sys.stderr)
+        return 1
     print(f"ml_dtypes {ml_dtypes.__version__}, numpy {np.__version__}", flush=True)
     # NaN/overflow casts are the point here, not a warning (np.seterr is per thread)
     warnings.simplefilter("ignore", RuntimeWarning)

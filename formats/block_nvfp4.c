@@ -140,10 +140,8 @@ __attribute__((target("avx512f"))) static int rht16_avx512(float y[16], const fl
 }
 static int rht16_have_avx512(void)
 {
-    static int have = -1; /* benign race: every thread computes the same value */
-    if (have < 0)
-        have = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    return have;
+    /* libgcc's CPU model, filled once at load time: a read, no state of ours */
+    return __builtin_cpu_supports("avx512f");
 }
 #endif
 

@@ -31,7 +31,7 @@ static void usage(FILE *out)
             "usage: fpsim replay [--recipe R]... [--steps N] [--model SPEC] [--seed S]\n"
             "                    [--out results.h5] [--threads T] [--quiet] [--bias-variance]\n"
             "                    [--bv-seeds K] [--bv-tokens N] [--pretrain N] [--no-local]\n"
-            "                    [--no-plots] [--plots DIR] [--format png|svg]\n\n"
+            "                    [--no-plots] [--plots DIR] [--format png|svg] [--accum MODEL]\n\n"
             "Runs the FP64 reference and each recipe for N optimizer steps from the same initial\n"
             "state and data (the built-in synthetic task), and measures per layer, GEMM site,\n"
             "pass and operand role: relative L2 error, max abs error, cosine, SQNR, bias, the\n"
@@ -41,7 +41,11 @@ static void usage(FILE *out)
             "weight drift from the reference trajectory. With no arguments: the built-in default\n"
             "(reference + bf16, nemo-rl-fp8, te-mxfp8, te-nvfp4; 2 steps; results.h5 and plots/).\n\n"
             "  --recipe R       a recipe name or custom text (fpsim recipes lists them; repeatable;\n"
-            "                   also fp64, the unrounded control)\n"
+            "                   also fp64, the unrounded control); R@accum=MODEL sets its\n"
+            "                   accumulation model (see --accum)\n"
+            "  --accum MODEL    accumulation model of every recipe without its own @accum=:\n"
+            "                   fp32 (default, BLAS sgemm), fp64, fp32:seq, hopper-qgmma:fast,\n"
+            "                   hopper-qgmma:promote=N, hopper-hgmma, mma-sync-fp8 (docs/replay.md)\n"
             "  --steps N        optimizer steps (default 2)\n"
             "  --model SPEC     model spec, e.g. layers=4,d=256,heads=4,ffn=768,vocab=128,seq=128,batch=4\n"
             "  --seed S         seed of stochastic rounding and of the task's data (default 1)\n"
@@ -161,6 +165,8 @@ int cmd_replay(int argc, char **argv)
     long bv_seeds = 8;
     uint64_t bv_tokens = 65536;
     const char *recipes[FPSIM_REPLAY_MAX_RECIPES];
+    const char *accum = NULL;
+    static char accum_recipes[FPSIM_REPLAY_MAX_RECIPES][FPSIM_SCHEME_TEXT_MAX];
     for (int i = 1; i < argc; i++) {
         const char *v;
         int k;
@@ -171,6 +177,11 @@ int cmd_replay(int argc, char **argv)
                 return 2;
             }
             recipes[nrec++] = v;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--accum", &v))) {
+            fpsim_accum a;
+            if (k < 0) return 2;
+            if (fpsim_accum_parse(&a, v)) return fpsim_cli_fail(CMD, FPSIM_ENAME);
+            accum = v;
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--steps", &v))) {
             long n;
             if (k < 0) return 2;
@@ -231,6 +242,11 @@ int cmd_replay(int argc, char **argv)
         for (int i = 0; i < nrec; i++) cfg.recipes[i] = recipes[i];
         cfg.nrecipes = nrec;
     }
+    for (int i = 0; accum && i < cfg.nrecipes; i++) /* --accum: RECIPE@accum=MODEL */
+        if (!strstr(cfg.recipes[i], "@accum=")) {
+            snprintf(accum_recipes[i], sizeof accum_recipes[i], "%s@accum=%s", cfg.recipes[i], accum);
+            cfg.recipes[i] = accum_recipes[i];
+        }
     if (model_spec) {
         fpsim_status st = fpsim_model_config_parse(&cfg.model, model_spec, 0);
         if (st) return fpsim_cli_fail(CMD, st);

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "fpsim_block.h"
+#include "fpsim_gemm.h"
 #include "fpsim_numerics.h"
 #include "fpsim_recipe.h"
 #include "fpsim_stats.h"
@@ -60,6 +61,9 @@ typedef struct fpsim_engine_plan {
     int hp_first_layers;/* this many first blocks keep every operand in operand_round */
     int hp_last_layers; /* same for the last blocks */
     int hp_head;        /* the LM head keeps its operands in operand_round */
+    int accum_set;      /* 0: products summed by BLAS sgemm on the dequantized operands (the
+                           default, the "fp32" model); 1: `accum` where it applies */
+    fpsim_accum accum;  /* accumulation model (fpsim_gemm.h), see fpsim_engine_accum_route */
 } fpsim_engine_plan;
 
 /* A plan with no quantization: operands, GEMM outputs and non-GEMM outputs all at `round`
@@ -73,6 +77,30 @@ fpsim_status fpsim_engine_plan_from_recipe(fpsim_engine_plan *plan, const char *
 /* The largest block length along K that the plan's schemes need (every GEMM dimension that is
  * a reduction dimension must be a multiple of it), and along the other dimension (2-D tiles). */
 int fpsim_engine_plan_block(const fpsim_engine_plan *plan);
+
+/* Accumulation models behind the engine's GEMM (docs/replay.md, "Accumulation models").
+ * A recipe name may end in "@accum=MODEL" (fpsim_accum_parse names, e.g.
+ * "nemo-rl-fp8@accum=hopper-qgmma"); fpsim_engine_plan_from_recipe applies it.
+ * fpsim_engine_plan_set_accum sets the model by name (unknown: FPSIM_ENAME listing the valid
+ * ones); "fp32" restores the default BLAS path exactly. */
+fpsim_status fpsim_engine_plan_set_accum(fpsim_engine_plan *plan, const char *model);
+
+/* How a GEMM with operand schemes sa, sb (NULL: operand unquantized, rounded to the plan's
+ * operand_round) is multiplied under the plan:
+ *   FPSIM_ROUTE_FP8:   both FP8 (E4M3/E5M2) per-tensor or both 1x128/128x128 block-scaled: the
+ *                      element codes and the scales go to fpsim_gemm_tn_ex under *model;
+ *   FPSIM_ROUTE_BF16:  both unquantized BF16: fpsim_gemm_blas with BF16 inputs under *model
+ *                      (hopper-hgmma when the plan's model is a Hopper tensor-core one);
+ *   FPSIM_ROUTE_SGEMM: BLAS sgemm on the dequantized values; *why says why when a model was
+ *                      asked for (MX / NVFP4 scales, which cuBLASLt on Hopper cannot apply, ...).
+ * *model receives the model to use (meaningful for the first two). */
+enum { FPSIM_ROUTE_SGEMM = 0, FPSIM_ROUTE_FP8, FPSIM_ROUTE_BF16 };
+int fpsim_engine_accum_route(const fpsim_engine_plan *plan, const fpsim_scheme *sa, const fpsim_scheme *sb,
+                             fpsim_accum *model, const char **why);
+
+/* One line per pass saying what each pass's GEMMs in quantized layers use, and what the
+ * high-precision layers use, e.g. "fprop: hopper-qgmma:fast (FP8 codes, scales); ...". */
+void fpsim_engine_plan_accum_text(const fpsim_engine_plan *plan, char *buf, size_t cap);
 
 
 /* What the observer learns about one operand of one call. */

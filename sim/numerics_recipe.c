@@ -8,7 +8,8 @@
  *      along the reduction dimension with fpsim_block_quantize (axis ROWS when K is the stored
  *      row, COLS otherwise: TE's columnwise copy), and multiply the dequantized values;
  *      not quantized: round to the plan's operand precision (BF16 / FP32), or keep double;
- *   3. engine_multiply(): C = op(A) op(B) with sgemm on the float operands (FP32 accumulate), or
+ *   3. engine_multiply(): C = op(A) op(B) with sgemm on the float operands (FP32 accumulate) or the
+ *      plan's accumulation model (FP8 codes + scales, BF16 operands: fpsim_gemm.h), or
  *      the fp64 reference engine's own dgemm when neither operand is rounded at all;
  *   4. round C as the emulated kernel writes it (BF16 output for fprop/dgrad under a BF16
  *      recipe, FP32 for wgrad: TE accumulates weight gradients in FP32 main_grad);
@@ -23,6 +24,8 @@
 
 #include <cblas.h>
 
+#include "fpsim_core.h"
+#include "fpsim_formats.h"
 #include "fpsim_replay.h"
 
 /* The 16-point RHT as a matrix, read off fpsim_rht16 (block quantizer's TE/torchao sign vector)
@@ -278,16 +281,73 @@ static fpsim_status engine_prepare(fpsim_recipe_engine *e, const fpsim_gemm_call
     return st;
 }
 
-/* Step 3: the product of the prepared operands, in FP32 with BLAS sgemm. This is the one
- * function an accumulation model (fpsim_gemm.h) replaces. Operands are contiguous in their
- * stored shapes, so lda / ldb are their stored column counts. */
-static void engine_multiply(float *fc, const fpsim_gemm_call *c, const float *a, const float *b)
+/* Step 3: the product of the prepared operands, in FP32 with BLAS sgemm (the default, the
+ * "fp32" model). Operands are contiguous in their stored shapes, so lda / ldb are their stored
+ * column counts. */
+static void engine_sgemm(float *fc, const fpsim_gemm_call *c, const float *a, const float *b)
 {
     size_t lda = c->a.trans ? c->M : c->K;
     size_t ldb = c->b.trans ? c->K : c->N;
     cblas_sgemm(CblasRowMajor, c->a.trans ? CblasTrans : CblasNoTrans,
                 c->b.trans ? CblasTrans : CblasNoTrans, (int)c->M, (int)c->N, (int)c->K, 1.0f, a,
                 (int)lda, b, (int)ldb, 0.0f, fc, (int)c->N);
+}
+
+/* The element values of a quantized FP8 operand, decoded from its codes (exact in the format:
+ * dequant = element * scale), in the K-contiguous stored layout the quantizer wrote, which is
+ * the TN layout of fpsim_gemm_tn_ex ((M or N) x K) whichever axis the operand was cut along. */
+static fpsim_status decode_elements(float *out, const fpsim_qtensor *q)
+{
+    fpsim_spec sp;
+    fpsim_status st = fpsim_spec_make(&sp, (fpsim_format_id)q->scheme.elem, NULL, FPSIM_ROUND_DEFAULT, 0);
+    if (st) return st;
+    for (size_t i = 0; i < q->qrows; i++)
+        for (size_t j = 0; j < q->qcols; j++) {
+            uint32_t bits = fpsim_decode_f32(fpsim_qtensor_code(q, i, j), &sp);
+            memcpy(&out[i * q->qcols + j], &bits, sizeof bits);
+        }
+    return FPSIM_OK;
+}
+
+/* Step 3 with the plan's accumulation model (fpsim_engine_accum_route says which path):
+ * FP8 codes and scales into fpsim_gemm_tn_ex, BF16 operands into fpsim_gemm_blas, anything
+ * else BLAS sgemm on the dequantized values. */
+static fpsim_status engine_multiply(fpsim_recipe_engine *e, const fpsim_gemm_call *c, const fpsim_scheme *sa,
+                                    const fpsim_scheme *sb, const float *a, const float *b)
+{
+    fpsim_accum model;
+    const char *why;
+    int route = fpsim_engine_accum_route(&e->plan, sa, sb, &model, &why);
+    if (route == FPSIM_ROUTE_SGEMM) {
+        engine_sgemm(e->fc, c, a, b);
+        return FPSIM_OK;
+    }
+    fpsim_gemm_args args;
+    memset(&args, 0, sizeof args);
+    args.threads = e->threads;
+    args.scale_a = args.scale_b = 1.0f;
+    if (route == FPSIM_ROUTE_BF16) {
+        args.fmt_a = args.fmt_b = FPSIM_BF16;
+        size_t lda = c->a.trans ? c->M : c->K;
+        size_t ldb = c->b.trans ? c->K : c->N;
+        return fpsim_gemm_blas(e->fc, c->N, a, lda, c->a.trans, b, ldb, c->b.trans, c->M, c->N, c->K, &model,
+                               &args);
+    }
+    const fpsim_qtensor *qa = &e->q[0], *qb = &e->q[1];
+    fpsim_status st = decode_elements(e->fbuf[0], qa);
+    if (!st) st = decode_elements(e->fbuf[1], qb);
+    if (st) return st;
+    args.fmt_a = (fpsim_format_id)sa->elem;
+    args.fmt_b = (fpsim_format_id)sb->elem;
+    fpsim_gemm_scales ga = {qa->scale_inv, sa->tile_rows}, gb = {qb->scale_inv, sb->tile_rows};
+    if (sa->kind == FPSIM_KIND_FP8_TENSOR) {
+        args.scale_a = qa->global_scale; /* fp8-tensor: the tensor's scale_inv */
+        args.scale_b = qb->global_scale;
+    } else {
+        args.sa = &ga;
+        args.sb = &gb;
+    }
+    return fpsim_gemm_tn_ex(e->fc, e->fbuf[0], e->fbuf[1], c->M, c->N, c->K, &model, &args);
 }
 
 static fpsim_status engine_gemm(void *ctx, const fpsim_gemm_call *c)
@@ -325,7 +385,9 @@ static fpsim_status engine_gemm(void *ctx, const fpsim_gemm_call *c)
         if ((st = ref.gemm(ref.ctx, c))) return st;
     } else {
         if ((st = grow_f(&e->fc, &e->fccap, c->M * c->N))) return st;
-        engine_multiply(e->fc, c, ra.used, rb.used);
+        const fpsim_scheme *sa = ra.quantized ? engine_scheme(e, c->layer, c->site, c->pass, c->a.role) : NULL;
+        const fpsim_scheme *sb = rb.quantized ? engine_scheme(e, c->layer, c->site, c->pass, c->b.role) : NULL;
+        if ((st = engine_multiply(e, c, sa, sb, ra.used, rb.used))) return st;
         /* Step 4: the kernel's output precision. */
         int out_round = c->pass == FPSIM_PASS_WGRAD ? FPSIM_ACT_FP32 : e->plan.out_round;
         for (size_t i = 0; i < c->M; i++) {

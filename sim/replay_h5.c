@@ -142,6 +142,12 @@ static fpsim_status write_recipe(hid_t parent, const fpsim_replay *r, const fpsi
     if (!st) st = fpsim_h5_attr_int64(g, "hp_last_layers", p->hp_last_layers);
     if (!st) st = fpsim_h5_attr_int64(g, "hp_head", p->hp_head);
     if (!st) st = fpsim_h5_attr_int64(g, "skipped_updates", res->skipped_updates);
+    if (!st) { /* the accumulation model asked for, and what each pass's GEMMs used (docs/replay.md) */
+        char routes[1024];
+        fpsim_engine_plan_accum_text(p, routes, sizeof routes);
+        st = fpsim_h5_attr_string(g, "accum", p->accum_set ? p->accum.name : "fp32");
+        if (!st) st = fpsim_h5_attr_string(g, "accum_routes", routes);
+    }
     for (int ps = 0; ps < FPSIM_PASS_COUNT && !st; ps++)
         for (int k = 0; k < FPSIM_ROLE_COUNT && !st; k++) {
             char key[64], text[FPSIM_SCHEME_TEXT_MAX];

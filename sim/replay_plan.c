@@ -26,7 +26,124 @@ void fpsim_engine_plan_plain(fpsim_engine_plan *plan, const char *name, int roun
     plan->hp_head = 1;
 }
 
+static fpsim_status plan_from_recipe_name(fpsim_engine_plan *plan, const char *name);
+
+/* "RECIPE@accum=MODEL": the recipe, then the accumulation model; the plan keeps the full text. */
 fpsim_status fpsim_engine_plan_from_recipe(fpsim_engine_plan *plan, const char *name)
+{
+    const char *at = strstr(name, "@accum=");
+    if (!at) return plan_from_recipe_name(plan, name);
+    char recipe[FPSIM_SCHEME_TEXT_MAX];
+    size_t n = (size_t)(at - name);
+    if (n >= sizeof recipe) return fpsim_fail(FPSIM_EINVAL, "recipe '%s': too long", name);
+    memcpy(recipe, name, n);
+    recipe[n] = '\0';
+    fpsim_status st = plan_from_recipe_name(plan, recipe);
+    if (!st) st = fpsim_engine_plan_set_accum(plan, at + 7);
+    if (!st) snprintf(plan->name, sizeof plan->name, "%s", name);
+    return st;
+}
+
+fpsim_status fpsim_engine_plan_set_accum(fpsim_engine_plan *plan, const char *model)
+{
+    fpsim_accum a;
+    fpsim_status st = fpsim_accum_parse(&a, model);
+    if (st) return st;
+    plan->accum = a;
+    plan->accum_set = a.kind != FPSIM_ACCUM_FP32_BLAS;
+    return FPSIM_OK;
+}
+
+static int is_fp8_elem(int f) { return f == FPSIM_E4M3 || f == FPSIM_E5M2; }
+
+/* 0: per-tensor FP8, 1: 1x128 (VEC128), 128: 128x128 (BLK128x128), -1: not a cuBLASLt FP8 mode. */
+static int fp8_scale_mode(const fpsim_scheme *s)
+{
+    if (!s || !is_fp8_elem(s->elem)) return -1;
+    if (s->kind == FPSIM_KIND_FP8_TENSOR) return 0;
+    if (s->kind != FPSIM_KIND_FP8_BLOCK || s->tile_cols != 128) return -1;
+    return s->tile_rows == 1 || s->tile_rows == 128 ? (int)s->tile_rows : -1;
+}
+
+int fpsim_engine_accum_route(const fpsim_engine_plan *plan, const fpsim_scheme *sa, const fpsim_scheme *sb,
+                             fpsim_accum *model, const char **why)
+{
+    *model = plan->accum;
+    *why = "";
+    if (!plan->accum_set) return FPSIM_ROUTE_SGEMM;
+    fpsim_accum_kind k = plan->accum.kind;
+    int tensor_core = k == FPSIM_ACCUM_HOPPER_QGMMA || k == FPSIM_ACCUM_HOPPER_HGMMA ||
+                      k == FPSIM_ACCUM_MMA_SYNC_FP8;
+    if (!sa && !sb) {
+        if (plan->operand_round != FPSIM_ACT_BF16) {
+            *why = "operands not BF16: no tensor-core model, BLAS sgemm";
+            return FPSIM_ROUTE_SGEMM;
+        }
+        /* BF16 operands go through HGMMA on Hopper whatever the FP8 GEMMs use. */
+        if (tensor_core) fpsim_accum_parse(model, "hopper-hgmma");
+        return FPSIM_ROUTE_BF16;
+    }
+    int ma = fp8_scale_mode(sa), mb = fp8_scale_mode(sb);
+    if (!sa || !sb) {
+        *why = "one operand quantized, one not: dequantized, BLAS sgemm";
+        return FPSIM_ROUTE_SGEMM;
+    }
+    if (ma < 0 || mb < 0) {
+        *why = "scales cuBLASLt on Hopper cannot apply (MX / NVFP4 / RHT): dequantized, BLAS sgemm";
+        return FPSIM_ROUTE_SGEMM;
+    }
+    if ((ma == 0) != (mb == 0)) {
+        *why = "per-tensor with block scales: dequantized, BLAS sgemm";
+        return FPSIM_ROUTE_SGEMM;
+    }
+    if (k == FPSIM_ACCUM_HOPPER_HGMMA) {
+        *why = "hopper-hgmma takes BF16/FP16, not FP8: dequantized, BLAS sgemm";
+        return FPSIM_ROUTE_SGEMM;
+    }
+    if (ma > 0 && k == FPSIM_ACCUM_HOPPER_QGMMA && plan->accum.promote != 128) {
+        *why = "block-scaled FP8 promotes every 128 (cuBLASLt refuses fast accumulation): "
+               "dequantized, BLAS sgemm";
+        return FPSIM_ROUTE_SGEMM;
+    }
+    return FPSIM_ROUTE_FP8;
+}
+
+/* The two operand roles of each pass: fprop ACT x WEIGHT, dgrad GRAD x WEIGHT, wgrad GRAD x ACT. */
+static const int pass_roles[FPSIM_PLAN_PASSES][2] = {
+    [FPSIM_PASS_FPROP] = {FPSIM_ROLE_ACT, FPSIM_ROLE_WEIGHT},
+    [FPSIM_PASS_DGRAD] = {FPSIM_ROLE_GRAD, FPSIM_ROLE_WEIGHT},
+    [FPSIM_PASS_WGRAD] = {FPSIM_ROLE_GRAD, FPSIM_ROLE_ACT},
+};
+
+static size_t route_text(char *buf, size_t cap, size_t at, const char *label, const fpsim_engine_plan *plan,
+                         const fpsim_scheme *sa, const fpsim_scheme *sb)
+{
+    fpsim_accum m;
+    const char *why;
+    int r = fpsim_engine_accum_route(plan, sa, sb, &m, &why);
+    int n;
+    if (r == FPSIM_ROUTE_FP8) n = snprintf(buf + at, cap - at, "%s%s: %s (FP8 codes, scales)", at ? "; " : "", label, m.name);
+    else if (r == FPSIM_ROUTE_BF16) n = snprintf(buf + at, cap - at, "%s%s: %s (BF16)", at ? "; " : "", label, m.name);
+    else n = snprintf(buf + at, cap - at, "%s%s: fp32 (%s)", at ? "; " : "", label, *why ? why : "BLAS sgemm");
+    if (n < 0) return at;
+    return at + (size_t)n < cap ? at + (size_t)n : cap - 1;
+}
+
+void fpsim_engine_plan_accum_text(const fpsim_engine_plan *plan, char *buf, size_t cap)
+{
+    if (!cap) return;
+    buf[0] = '\0';
+    size_t at = 0;
+    for (int p = 0; p < FPSIM_PLAN_PASSES; p++) {
+        const int *r = pass_roles[p];
+        const fpsim_scheme *sa = plan->quantized[p][r[0]] ? &plan->scheme[p][r[0]] : NULL;
+        const fpsim_scheme *sb = plan->quantized[p][r[1]] ? &plan->scheme[p][r[1]] : NULL;
+        at = route_text(buf, cap, at, fpsim_pass_name(p), plan, sa, sb);
+    }
+    at = route_text(buf, cap, at, "high-precision layers", plan, NULL, NULL);
+}
+
+static fpsim_status plan_from_recipe_name(fpsim_engine_plan *plan, const char *name)
 {
     if (!strcmp(name, "fp64")) {
         fpsim_engine_plan_plain(plan, "fp64", PLAN_FP64);

@@ -10,6 +10,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "fpsim_capture.h"
 #include "fpsim_file.h"
 #include "fpsim_replay.h"
 
@@ -31,7 +32,8 @@ static void usage(FILE *out)
             "usage: fpsim replay [--recipe R]... [--steps N] [--model SPEC] [--seed S]\n"
             "                    [--out results.h5] [--threads T] [--quiet] [--bias-variance]\n"
             "                    [--bv-seeds K] [--bv-tokens N] [--pretrain N] [--no-local]\n"
-            "                    [--no-plots] [--plots DIR] [--format png|svg] [--accum MODEL]\n\n"
+            "                    [--no-plots] [--plots DIR] [--format png|svg] [--accum MODEL]\n"
+            "                    [--from capture.h5]\n\n"
             "Runs the FP64 reference and each recipe for N optimizer steps from the same initial\n"
             "state and data (the built-in synthetic task), and measures per layer, GEMM site,\n"
             "pass and operand role: relative L2 error, max abs error, cosine, SQNR, bias, the\n"
@@ -48,6 +50,9 @@ static void usage(FILE *out)
             "                   hopper-qgmma:promote=N, hopper-hgmma, mma-sync-fp8 (docs/replay.md)\n"
             "  --steps N        optimizer steps (default 2)\n"
             "  --model SPEC     model spec, e.g. layers=4,d=256,heads=4,ffn=768,vocab=128,seq=128,batch=4\n"
+            "  --from PATH      start from a PyTorch capture (scripts/capture_torch.py; docs/model.md,\n"
+            "                   \"Capture\"): its model, weights and batch (every step), no pretraining;\n"
+            "                   prints fpsim FP32 vs PyTorch per tensor first; --steps defaults to 1\n"
             "  --seed S         seed of stochastic rounding and of the task's data (default 1)\n"
             "  --out PATH       results file (default results.h5; written after every step)\n"
             "  --threads T      threads (default: FPSIM_THREADS or all cores; same bits on any count)\n"
@@ -152,6 +157,34 @@ static void print_table(const fpsim_replay *r)
     }
 }
 
+/* --from: the captured batch, the same for every step. */
+static fpsim_status capture_batch(void *ctx, int step, int32_t *tokens, int32_t *targets,
+                                  uint8_t *mask)
+{
+    (void)step;
+    const fpsim_capture *cap = ctx;
+    size_t n = fpsim_model_tokens(&cap->model.config);
+    memcpy(tokens, cap->tokens, sizeof(int32_t) * n);
+    memcpy(targets, cap->targets, sizeof(int32_t) * n);
+    memcpy(mask, cap->mask, n);
+    return FPSIM_OK;
+}
+
+/* Print fpsim's FP32 engine vs PyTorch, relative L2 per captured tensor. */
+static fpsim_status print_capture_diffs(const fpsim_capture *cap, const char *path)
+{
+    fpsim_capture_diff diffs[FPSIM_CAPTURE_MAX_DIFFS];
+    fpsim_numerics nx = fpsim_numerics_fp32();
+    double max_rel = 0.0;
+    fpsim_status st = fpsim_capture_compare(cap, &nx, diffs, FPSIM_CAPTURE_MAX_DIFFS, &max_rel);
+    if (st) return st;
+    printf("capture %s (model %s): fpsim FP32 vs PyTorch, relative L2\n", path, cap->model_spec);
+    for (size_t i = 0; i < fpsim_capture_diff_count(cap); i++)
+        printf("  %-16s %.3e\n", diffs[i].name, diffs[i].rel_l2);
+    printf("  %-16s %.3e\n", "max", max_rel);
+    return FPSIM_OK;
+}
+
 int cmd_replay(int argc, char **argv)
 {
     if (fpsim_cli_wants_help(argc, argv)) {
@@ -165,7 +198,9 @@ int cmd_replay(int argc, char **argv)
     long bv_seeds = 8;
     uint64_t bv_tokens = 65536;
     const char *recipes[FPSIM_REPLAY_MAX_RECIPES];
-    const char *accum = NULL;
+    const char *accum = NULL, *from = NULL;
+    int steps_given = 0;
+    static fpsim_capture capture; /* --from: lives as long as the replay reads its batch */
     static char accum_recipes[FPSIM_REPLAY_MAX_RECIPES][FPSIM_SCHEME_TEXT_MAX];
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -182,7 +217,11 @@ int cmd_replay(int argc, char **argv)
             if (k < 0) return 2;
             if (fpsim_accum_parse(&a, v)) return fpsim_cli_fail(CMD, FPSIM_ENAME);
             accum = v;
+        } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--from", &v))) {
+            if (k < 0) return 2;
+            from = v;
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--steps", &v))) {
+            steps_given = 1;
             long n;
             if (k < 0) return 2;
             if (fpsim_cli_parse_int(v, "--steps", 1, 100000, &n)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
@@ -252,6 +291,21 @@ int cmd_replay(int argc, char **argv)
         if (st) return fpsim_cli_fail(CMD, st);
     }
     cfg.task.seed = cfg.seed;
+    if (from) {
+        if (model_spec) {
+            fpsim_cli_error(CMD, "--from and --model conflict: the capture fixes the model");
+            return 2;
+        }
+        fpsim_status st = fpsim_capture_load(&capture, from);
+        if (st) return fpsim_cli_fail_input(CMD, st);
+        if (!quiet && (st = print_capture_diffs(&capture, from))) return fpsim_cli_fail(CMD, st);
+        cfg.model = capture.model.config;
+        cfg.init_params = capture.model.params_memory;
+        cfg.pretrain_steps = 0;
+        cfg.batch = capture_batch;
+        cfg.batch_ctx = &capture;
+        if (!steps_given) cfg.steps = 1;
+    }
     if (cfg.threads <= 0) cfg.threads = default_threads();
     openblas_set_num_threads(cfg.threads);
 

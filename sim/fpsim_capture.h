@@ -51,6 +51,9 @@ typedef struct fpsim_capture_diff {
     double rel_l2;
 } fpsim_capture_diff;
 
+/* Room for every diff of a model of up to 32 layers. */
+#define FPSIM_CAPTURE_MAX_DIFFS (32 + 4 + FPSIM_PARAM_COUNT)
+
 /* Compared tensors: embed, block_out per layer, final_norm, logits, loss, one grad per parameter
  * name (all layers together). */
 static inline size_t fpsim_capture_diff_count(const fpsim_capture *cap) {

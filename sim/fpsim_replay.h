@@ -177,6 +177,9 @@ typedef struct fpsim_replay_config {
     fpsim_task_config task;    /* the built-in task (used when batch is NULL) */
     fpsim_replay_batch_fn batch; /* NULL: batch `step` of the built-in task */
     void *batch_ctx;
+    const double *init_params; /* NULL: initialize from `model` (and pretrain); else num_params
+                                  float32 weights in fpsim's slab order (e.g. a PyTorch capture,
+                                  fpsim_capture.h) that replace the initial state */
     /* Optional: called after each unit of work (one engine's step), done of total. */
     void (*progress)(void *ctx, int done, int total);
     void *progress_ctx;

@@ -196,6 +196,8 @@ fpsim_status fpsim_replay_create(fpsim_replay **out, const fpsim_replay_config *
     if (cfg->pretrain_steps > 0 &&
         (st = fpsim_model_pretrain(&s->ref, &cfg->task, cfg->pretrain_steps, &cfg->opt, NULL)))
         goto fail;
+    if (cfg->init_params)
+        memcpy(s->ref.params_memory, cfg->init_params, sizeof(double) * s->ref.num_params);
     for (int i = 0; i < r->nrecipes; i++)
         if ((st = fpsim_model_clone(&s->cand[i], &s->ref))) goto fail;
     if ((st = fpsim_acts_create(&s->acts, &cfg->model))) goto fail;

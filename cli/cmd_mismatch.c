@@ -7,6 +7,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "fpsim_capture.h"
 #include "fpsim_file.h"
 #include "fpsim_mismatch.h"
 
@@ -47,7 +48,9 @@ static void usage(FILE *out)
             "  --no-attribution skip the per-layer / per-part swaps\n"
             "  --threads T      threads (same bits on any count)\n"
             "  --plot FILE      draw the plots of a mismatch file into --plots DIR (default plots)\n"
-            "  --from FILE      a PyTorch capture (not available in this build)\n"
+            "  --from FILE      a PyTorch capture (scripts/capture_torch.py): its model and weights\n"
+            "                   (no pretraining) and its batch's sequences as --tokens; prints fpsim\n"
+            "                   FP32 vs PyTorch per tensor first\n"
             "  --quiet          no notes, no table\n");
 }
 
@@ -131,6 +134,21 @@ static void print_table(const fpsim_mm_run *r)
     }
 }
 
+/* Print fpsim's FP32 engine vs PyTorch, relative L2 per captured tensor. */
+static fpsim_status print_capture_diffs(const fpsim_capture *cap, const char *path)
+{
+    fpsim_capture_diff diffs[FPSIM_CAPTURE_MAX_DIFFS];
+    fpsim_numerics nx = fpsim_numerics_fp32();
+    double max_rel = 0.0;
+    fpsim_status st = fpsim_capture_compare(cap, &nx, diffs, FPSIM_CAPTURE_MAX_DIFFS, &max_rel);
+    if (st) return st;
+    printf("capture %s (model %s): fpsim FP32 vs PyTorch, relative L2\n", path, cap->model_spec);
+    for (size_t i = 0; i < fpsim_capture_diff_count(cap); i++)
+        printf("  %-16s %.3e\n", diffs[i].name, diffs[i].rel_l2);
+    printf("  %-16s %.3e\n", "max", max_rel);
+    return FPSIM_OK;
+}
+
 int cmd_mismatch(int argc, char **argv)
 {
     if (fpsim_cli_wants_help(argc, argv)) {
@@ -209,9 +227,18 @@ int cmd_mismatch(int argc, char **argv)
         fpsim_status st = fpsim_mismatch_plot(plot, plots_dir, "png");
         return st ? fpsim_cli_fail(CMD, st) : 0;
     }
+    static fpsim_capture capture; /* --from: the model the run starts from */
     if (from) {
-        fpsim_cli_error(CMD, "--from %s: PyTorch captures are not supported by this build yet", from);
-        return 2;
+        if (model || tokens) {
+            fpsim_cli_error(CMD, "--from conflicts with --model and --tokens: the capture fixes both");
+            return 2;
+        }
+        fpsim_status st = fpsim_capture_load(&capture, from);
+        if (st) return fpsim_cli_fail_input(CMD, st);
+        if (!quiet && (st = print_capture_diffs(&capture, from))) return fpsim_cli_fail(CMD, st);
+        cfg.model = capture.model.config;
+        cfg.start = &capture.model;
+        cfg.pretrain_steps = 0;
     }
     if (!(cfg.temperature > 0.0) || !isfinite(cfg.temperature)) {
         fpsim_cli_error(CMD, "--temperature must be a positive finite number");
@@ -245,6 +272,21 @@ int cmd_mismatch(int argc, char **argv)
     }
     int32_t *tok = NULL;
     uint8_t *mask = NULL;
+    if (from) { /* the captured batch: batch sequences of seq tokens, every token real */
+        size_t n = fpsim_model_tokens(&cfg.model);
+        tok = malloc(sizeof(int32_t) * n);
+        mask = malloc(n);
+        if (!tok || !mask) {
+            free(tok), free(mask);
+            return fpsim_cli_fail(CMD, fpsim_fail(FPSIM_ENOMEM, "out of memory"));
+        }
+        memcpy(tok, capture.tokens, sizeof(int32_t) * n);
+        memset(mask, 1, n);
+        cfg.tokens = tok;
+        cfg.mask = mask;
+        cfg.given_n = (size_t)cfg.model.batch;
+        cfg.given_len = (size_t)cfg.model.seq;
+    }
     if (tokens) {
         if ((st = fpsim_mm_tokens_read(tokens, cfg.model.vocab, &tok, &mask, &cfg.given_n, &cfg.given_len)))
             return fpsim_cli_fail_input(CMD, st);

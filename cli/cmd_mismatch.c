@@ -224,6 +224,7 @@ int cmd_mismatch(int argc, char **argv)
     }
     fpsim_cli_set_quiet(quiet);
     if (plot) {
+        setenv("FPSIM_PLOT_SCRIPTS", FPSIM_SOURCE_DIR "/scripts/plot", 0); /* unless the user set it */
         fpsim_status st = fpsim_mismatch_plot(plot, plots_dir, "png");
         return st ? fpsim_cli_fail(CMD, st) : 0;
     }

@@ -21,6 +21,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "fpsim_h5.h"
+#include "fpsim_mismatch.h"
 
 static const char *const CMD = "plot";
 
@@ -397,6 +398,24 @@ static int plot_bias_vs_n(plot_ctx *p, hid_t file)
     return rc;
 }
 
+/* 1 when the file's root attribute `kind` (a string, as fpsim writes it) equals `kind`. */
+static int file_kind_is(hid_t file, const char *kind)
+{
+    if (H5Aexists(file, "kind") <= 0) return 0;
+    hid_t a = H5Aopen(file, "kind", H5P_DEFAULT);
+    if (a < 0) return 0;
+    hid_t t = H5Aget_type(a); /* read in the attribute's own string type: no conversion */
+    int same = 0;
+    if (t >= 0 && H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) > 0) {
+        char *value = NULL;
+        same = H5Aread(a, t, &value) >= 0 && value && !strcmp(value, kind);
+        if (value) H5free_memory(value);
+    }
+    if (t >= 0) H5Tclose(t);
+    H5Aclose(a);
+    return same;
+}
+
 int cmd_plot(int argc, char **argv)
 {
     if (fpsim_cli_wants_help(argc, argv)) {
@@ -446,6 +465,14 @@ int cmd_plot(int argc, char **argv)
     hid_t file;
     fpsim_status st = fpsim_h5_open_read(&file, path);
     if (st) return fpsim_cli_fail_input(CMD, st);
+    if (file_kind_is(file, "fpsim-mismatch")) { /* a file of `fpsim mismatch`: its own plots */
+        H5Fclose(file);
+        setenv("FPSIM_PLOT_SCRIPTS", scripts, 1);
+        st = fpsim_mismatch_plot(path, outdir, fmt);
+        if (st) return fpsim_cli_fail_input(CMD, st);
+        fpsim_cli_note("fpsim plot: mismatch plots in %s/\n", outdir);
+        return 0;
+    }
 
     names recipes = {0}, layers = {0}, passes = {0}, roles = {0}, points = {0}, players = {0};
     int rc = read_names(file, "recipes", &recipes, path);

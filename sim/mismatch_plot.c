@@ -1,7 +1,7 @@
 /* mismatch_plot.c: plots of a mismatch results file (fpsim_mismatch_plot).
  *
  * Reads the file (docs/mismatch.md schema), writes plain data files into outdir and runs gnuplot
- * on scripts/plot/mismatch_*.gp (found under FPSIM_PLOT_DIR, else ./scripts/plot):
+ * on scripts/plot/mismatch_*.gp (found under FPSIM_PLOT_SCRIPTS, else ./scripts/plot):
  *   mismatch_hist.FMT     histogram of g - p per configuration
  *   mismatch_scatter.FMT  |g - p| vs exp(g), log x
  *   mismatch_attr.FMT     per-layer / per-part attribution bars (configurations with attribution)
@@ -100,12 +100,12 @@ static int run_gnuplot(const char *assign, const char *script)
 static fpsim_status gnuplot(const char *dir, const char *script, const char *vars, const char *out,
                             const char *fmt)
 {
-    const char *pd = getenv("FPSIM_PLOT_DIR");
+    const char *pd = getenv("FPSIM_PLOT_SCRIPTS");
     char scr[4096], common[4096], assign[16384];
     snprintf(scr, sizeof scr, "%s/%s", pd ? pd : "scripts/plot", script);
     snprintf(common, sizeof common, "%s/mismatch_common.gp", pd ? pd : "scripts/plot");
     if (access(scr, R_OK) != 0)
-        return fpsim_fail(FPSIM_EIO, "mismatch plot: script %s not found (run from the source tree or set FPSIM_PLOT_DIR)", scr);
+        return fpsim_fail(FPSIM_EIO, "mismatch plot: script %s not found (run from the source tree or set FPSIM_PLOT_SCRIPTS)", scr);
     snprintf(assign, sizeof assign, "%s; outfile='%s/%s.%s'; fmt='%s'; common='%s'", vars, dir, out, fmt, fmt, common);
     int rc = run_gnuplot(assign, scr);
     if (rc == 127) return fpsim_fail(FPSIM_EUNSUPPORTED, "mismatch plot: gnuplot is not installed");

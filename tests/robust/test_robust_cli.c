@@ -5,7 +5,6 @@
  * containing the expected words, and no output file (nor a temporary one) left behind.
  *
  * usage: test_robust_cli PATH/TO/fpsim */
-#define _DEFAULT_SOURCE /* realpath, setenv */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -20,23 +20,11 @@
 #pragma GCC optimize("no-trapping-math")
 #endif
 #define FPSIM_BLOCK_INTERNAL
+#include "block_arith.h"
 #include "fpsim_block.h"
 
 #include <math.h>
 #include <string.h>
-
-static inline uint32_t f2u(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-static inline float u2f(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
 
 void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s)
 {

@@ -15,36 +15,13 @@
  * an optional power of two), TE delayed scaling (the scale comes from the quantizer state), and
  * torchao float8 (scale = fp32(max / clamp(amax_f64, 1e-12)), optional exp2(floor(log2f))). */
 #define FPSIM_BLOCK_INTERNAL
+#include "block_arith.h"
 #include "fpsim_block.h"
 #include "fpsim_core.h"
 
 #include <float.h>
 #include <math.h>
 #include <string.h>
-
-static inline uint32_t f2u(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-static inline float u2f(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* torch CPU NaN propagation for a * b (see block_mx.c): b's NaN first. */
-static inline float mul_torch(float a, float b)
-{
-    if (isnan(b))
-        return u2f(f2u(b) | 0x00400000u);
-    if (isnan(a))
-        return u2f(f2u(a) | 0x00400000u);
-    float r = a * b;
-    return isnan(r) ? u2f(0xFFC00000u) : r;
-}
 
 /* TE compute_scale_from_amax (FP32). value_for_inf: FLT_MAX for FP32 input, BF16 max for BF16. */
 float fpsim_fp8_te_scale(float amax, float fp8_max, int pow2, float eps, float value_for_inf)

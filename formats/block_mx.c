@@ -17,50 +17,12 @@
  * bits, which equals the IEEE division x / 2^(e-127) including FP32-subnormal results, except
  * where an implementation special-cases codes 0, 254, 255 (noted at each case). */
 #define FPSIM_BLOCK_INTERNAL
+#include "block_arith.h"
 #include "fpsim_block.h"
 #include "fpsim_core.h"
 
 #include <math.h>
 #include <string.h>
-
-static inline uint32_t f2u(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-static inline float u2f(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* FP32 multiply / divide with the NaN propagation of torch 2.15 CPU kernels on x86 (measured:
- * for tensor * tensor with both operands NaN the SECOND operand's NaN comes out, i.e. the
- * vectorized kernel passes it as the SSE/AVX first source; for a / b the dividend's NaN wins;
- * an invalid operation gives the x86 default NaN 0xFFC00000), written out so that the result
- * does not depend on how this compiler orders commutative operands or on the host's NaN rules.
- * Only the NaN sign and payload are at stake: they decide torch's FP8 NaN sign and torchao's
- * FP4/FP6 NaN codes. */
-static inline float mul_x86(float a, float b)
-{
-    if (isnan(b))
-        return u2f(f2u(b) | 0x00400000u);
-    if (isnan(a))
-        return u2f(f2u(a) | 0x00400000u);
-    float r = a * b;
-    return isnan(r) ? u2f(0xFFC00000u) : r;
-}
-static inline float div_x86(float a, float b)
-{
-    if (isnan(a))
-        return u2f(f2u(a) | 0x00400000u);
-    if (isnan(b))
-        return u2f(f2u(b) | 0x00400000u);
-    float r = a / b;
-    return isnan(r) ? u2f(0xFFC00000u) : r;
-}
 
 float fpsim_block_elem_max(int elem)
 {
@@ -235,9 +197,9 @@ float fpsim_mx_scale_element(float x, uint8_t e, float amax, const fpsim_scheme 
                 r = 1.0f;
             else
                 r = u2f((uint32_t)(254 - e) << 23);
-            return mul_x86(x, r);
+            return mul_torch(x, r);
         }
-        return mul_x86(x, rcp_exact(e));
+        return mul_torch(x, rcp_exact(e));
     case FPSIM_MX_FLOOR:
     case FPSIM_MX_CEIL:
     case FPSIM_MX_EVEN:
@@ -245,24 +207,23 @@ float fpsim_mx_scale_element(float x, uint8_t e, float amax, const fpsim_scheme 
             /* data_hp / clamp(bits(e << 23), min=2^-126): code 0 divides by 2^-126, code 255
              * by +Inf. For other codes the division equals the exact reciprocal product. */
             if (e == 0)
-                return div_x86(x, u2f(0x00800000u));
+                return div_torch(x, u2f(0x00800000u));
             if (e == 255)
-                return div_x86(x, u2f(0x7F800000u));
-            return mul_x86(x, rcp_exact(e));
+                return div_torch(x, u2f(0x7F800000u));
+            return mul_torch(x, rcp_exact(e));
         }
-        return mul_x86(x, rcp_exact(e));
+        return mul_torch(x, rcp_exact(e));
     case FPSIM_MX_MICROXCALING:
         /* A / 2^shared_exp in float; NaN shared exponent -> NaN elements. */
         if (e == 255)
-            return div_x86(x, u2f(0x7FC00000u));
-        return mul_x86(x, rcp_exact(e));
+            return div_torch(x, u2f(0x7FC00000u));
+        return mul_torch(x, rcp_exact(e));
     default: /* gfloat: x / 2^e, exact */
         if (e == 255)
-            return div_x86(x, u2f(0x7FC00000u));
-        return mul_x86(x, rcp_exact(e));
+            return div_torch(x, u2f(0x7FC00000u));
+        return mul_torch(x, rcp_exact(e));
     }
 }
-
 
 /* The factor f with element = x * f for code e, when it is finite and nonzero (then a plain
  * multiply gives the emulated bits, see fpsim_block_fast_run); 0 when the code needs

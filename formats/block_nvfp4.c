@@ -20,25 +20,13 @@
  *   fpsim_sr_word(seed, stream, i / 4); it rounds up with probability floor(256 frac)/256, which
  *   is the core's SR with the byte as the top 8 random bits. */
 #define FPSIM_BLOCK_INTERNAL
+#include "block_arith.h"
 #include "fpsim_block.h"
 #include "fpsim_core.h"
 
 #include <float.h>
 #include <math.h>
 #include <string.h>
-
-static inline uint32_t f2u(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-static inline float u2f(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
 
 /* 16-point Sylvester Hadamard with TE's fixed wgrad sign vector (get_wgrad_sign_vector; the same
  * default in torchao hadamard_utils.py): y_j = 0.25 * sum_i s_i v_i H[i][j], H[i][j] =
@@ -187,27 +175,6 @@ void fpsim_rht16(float y[16], const float x[16])
             y[j] = (float)(a < 0 ? -fq * 0x1p-133 : fq * 0x1p-133);
         }
     }
-}
-
-
-/* torch CPU NaN propagation (see block_mx.c): a * b returns b's NaN first, a / b a's. */
-static inline float mul_torch(float a, float b)
-{
-    if (isnan(b))
-        return u2f(f2u(b) | 0x00400000u);
-    if (isnan(a))
-        return u2f(f2u(a) | 0x00400000u);
-    float r = a * b;
-    return isnan(r) ? u2f(0xFFC00000u) : r;
-}
-static inline float div_torch(float a, float b)
-{
-    if (isnan(a))
-        return u2f(f2u(a) | 0x00400000u);
-    if (isnan(b))
-        return u2f(f2u(b) | 0x00400000u);
-    float r = a / b;
-    return isnan(r) ? u2f(0xFFC00000u) : r;
 }
 
 /* torch's E4M3 -> float32 (c10 fp8e4m3fn_to_fp32_value) turns the NaN codes into 0x7FF00000

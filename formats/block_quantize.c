@@ -8,6 +8,7 @@
  * count cannot change bits); then the cuBLAS scale layout, the dequantized tensor in the input's
  * shape, and the statistics (exact sums, see qstats.c). */
 #define FPSIM_BLOCK_INTERNAL
+#include "block_arith.h"
 #include "fpsim_block.h"
 #include "fpsim_core.h"
 #include "fpsim_formats.h"
@@ -18,19 +19,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-static inline uint32_t f2u(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-static inline float u2f(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
 
 void fpsim_qopts_default(fpsim_qopts *o)
 {

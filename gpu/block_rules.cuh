@@ -22,8 +22,8 @@ __device__ __forceinline__ int fpsim_isnan_bits(uint32_t b) { return (b & 0x7FFF
 __device__ __forceinline__ float fpsim_u2f(uint32_t u) { return __uint_as_float(u); }
 __device__ __forceinline__ uint32_t fpsim_f2u(float f) { return __float_as_uint(f); }
 
-/* NaN propagation of a*b and a/b as the CPU emulator writes it (formats/block_mx.c mul_x86: the
- * multiplier's NaN first, as torch's CPU kernels order the operands; div_x86: the dividend's). */
+/* NaN propagation of a*b and a/b as the CPU emulator writes it (formats/block_arith.h mul_torch: the
+ * multiplier's NaN first, as torch's CPU kernels order the operands; div_torch: the dividend's). */
 __device__ __forceinline__ float fpsim_mul_x86(float a, float b)
 {
     if (fpsim_isnan_bits(fpsim_f2u(b))) return fpsim_u2f(fpsim_f2u(b) | 0x00400000u);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_capture.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "fpsim_capture.h"
@@ -134,21 +135,6 @@ static void print_table(const fpsim_mm_run *r)
     }
 }
 
-/* Print fpsim's FP32 engine vs PyTorch, relative L2 per captured tensor. */
-static fpsim_status print_capture_diffs(const fpsim_capture *cap, const char *path)
-{
-    fpsim_capture_diff diffs[FPSIM_CAPTURE_MAX_DIFFS];
-    fpsim_numerics nx = fpsim_numerics_fp32();
-    double max_rel = 0.0;
-    fpsim_status st = fpsim_capture_compare(cap, &nx, diffs, FPSIM_CAPTURE_MAX_DIFFS, &max_rel);
-    if (st) return st;
-    printf("capture %s (model %s): fpsim FP32 vs PyTorch, relative L2\n", path, cap->model_spec);
-    for (size_t i = 0; i < fpsim_capture_diff_count(cap); i++)
-        printf("  %-16s %.3e\n", diffs[i].name, diffs[i].rel_l2);
-    printf("  %-16s %.3e\n", "max", max_rel);
-    return FPSIM_OK;
-}
-
 int cmd_mismatch(int argc, char **argv)
 {
     if (fpsim_cli_wants_help(argc, argv)) {
@@ -236,7 +222,7 @@ int cmd_mismatch(int argc, char **argv)
         }
         fpsim_status st = fpsim_capture_load(&capture, from);
         if (st) return fpsim_cli_fail_input(CMD, st);
-        if (!quiet && (st = print_capture_diffs(&capture, from))) return fpsim_cli_fail(CMD, st);
+        if (!quiet && (st = fpsim_cli_print_capture_diffs(&capture, from))) return fpsim_cli_fail(CMD, st);
         cfg.model = capture.model.config;
         cfg.start = &capture.model;
         cfg.pretrain_steps = 0;

@@ -347,9 +347,22 @@ static int verify_cpu(int threads, const char *only)
 /* ---- GPU --------------------------------------------------------------------------------- */
 
 #ifdef FPSIM_HAVE_CUDA
+/* The table plus the time of the float32 element rows, from which a sample run extrapolates
+ * the cost of --full (the same work on 2^32 instead of 2^24 patterns per spec). */
+typedef struct gpu_table {
+    table t;
+    double f32_seconds;
+    uint64_t f32_inputs;
+} gpu_table;
+
 static void print_check(const fpsim_gpu_check *row, void *ctx)
 {
-    table_row((table *)ctx, row->name, row->inputs, row->mismatches, row->seconds, row->example, row->skipped);
+    gpu_table *g = ctx;
+    table_row(&g->t, row->name, row->inputs, row->mismatches, row->seconds, row->example, row->skipped);
+    if (!strncmp(row->name, "f32->", 5)) {
+        g->f32_seconds += row->seconds;
+        if (!strstr(row->name, "[hw cvt]")) g->f32_inputs += row->inputs;
+    }
 }
 
 static int verify_gpu(int threads, const char *only, int full, int large, int elements, int blocks)
@@ -358,23 +371,32 @@ static int verify_gpu(int threads, const char *only, int full, int large, int el
     fpsim_status st = fpsim_gpu_describe(dev, sizeof dev);
     if (st != FPSIM_OK) return fpsim_cli_fail(CMD, st);
     printf("fpsim verify --device gpu: CUDA kernels against the CPU emulator, byte for byte\n");
-    printf("device: %s; hardware cvt path: %s; float32 inputs: %s\n", dev,
-           fpsim_gpu_hw_cvt_available() ? "yes" : "no", full ? "all 2^32" : "2^24 sample (use --full for all)");
-    table t = {0, 0, 0, 0};
+    printf("device: %s; hardware cvt path: %s; float32 inputs: %s; CPU threads: %d\n", dev,
+           fpsim_gpu_hw_cvt_available() ? "yes" : "no", full ? "all 2^32" : "2^24 sample (use --full for all)",
+           threads > 0 ? threads : fpsim_threads_default());
+    gpu_table g;
+    memset(&g, 0, sizeof g);
     table_header();
     fpsim_gpu_verify_opts o = {full, threads, only, large};
     uint64_t mism = 0;
     if (elements) {
-        st = fpsim_gpu_verify_elements(&o, print_check, &t, &mism);
+        st = fpsim_gpu_verify_elements(&o, print_check, &g, &mism);
         if (st != FPSIM_OK) return fpsim_cli_fail(CMD, st);
     }
     if (blocks) {
-        st = fpsim_gpu_verify_blocks(&o, print_check, &t, &mism);
+        st = fpsim_gpu_verify_blocks(&o, print_check, &g, &mism);
         if (st != FPSIM_OK) return fpsim_cli_fail(CMD, st);
     }
-    printf("%llu checks, %llu failed, %llu skipped, %llu mismatches\n", (unsigned long long)t.rows,
-           (unsigned long long)t.failed, (unsigned long long)t.skipped, (unsigned long long)t.mismatches);
-    return t.failed ? FPSIM_EXIT_FAILURE : FPSIM_EXIT_OK;
+    if (g.f32_seconds > 0 && g.f32_inputs) {
+        double rate = (double)g.f32_inputs / g.f32_seconds;
+        printf("float32 element rows: %.1f s for %llu inputs (%.2f G specs x inputs / s, CPU and GPU side)",
+               g.f32_seconds, (unsigned long long)g.f32_inputs, rate * 1e-9);
+        if (!full) printf("; --full would take about %.0f s (x 256)", g.f32_seconds * 256.0);
+        printf("\n");
+    }
+    printf("%llu checks, %llu failed, %llu skipped, %llu mismatches\n", (unsigned long long)g.t.rows,
+           (unsigned long long)g.t.failed, (unsigned long long)g.t.skipped, (unsigned long long)g.t.mismatches);
+    return g.t.failed ? FPSIM_EXIT_FAILURE : FPSIM_EXIT_OK;
 }
 #endif
 

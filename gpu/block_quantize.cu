@@ -397,6 +397,8 @@ template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) blo
     }
 }
 
+#include "block_rows_kernel.cuh"
+
 /* amax of |x|: per-thread max over a grid-stride loop, warp reduce, one atomicMax per warp. */
 template <int BF16> __global__ void amax_kernel(uint32_t *out, const void *x, size_t n, int nan_ignore)
 {
@@ -713,6 +715,28 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     if (a.want_cublas) {
         if (out->cublas_codes) FPSIM_CUDA_TRY(cudaMemsetAsync(out->cublas_codes, 0, g.cublas_rows * g.cublas_cols, cs));
         if (out->cublas_f32) FPSIM_CUDA_TRY(cudaMemsetAsync(out->cublas_f32, 0, g.cublas_rows * g.cublas_cols * 4, cs));
+    }
+    /* Kernel v4 where the shape allows it: rowwise, 1 x TC tiles inside rows (or per-tensor),
+     * whole 16-byte vectors, 32-bit indices, an element format with a fixed kernel. */
+    const size_t n = rows * cols, V = a.bf16 ? 8 : 4;
+    block_rows_kernel_fn fast = NULL;
+    uint32_t tc = 0;
+    if (o.axis == FPSIM_AXIS_ROWS && g.TR == 1 && !a.rht && n < ((size_t)1 << 31)) {
+        int fits = s->kind == FPSIM_KIND_FP8_TENSOR ? n % V == 0
+                                                    : cols % (size_t)g.TC == 0 && g.TC % V == 0 && g.TC / V <= 32;
+        tc = s->kind == FPSIM_KIND_FP8_TENSOR ? 0u : (uint32_t)g.TC;
+        if (fits) fast = block_rows_kernel_pick(&a.es, a.sr, a.bf16);
+    }
+    if (fast) {
+        size_t warps = cdiv(n, 32 * V);
+        int per_sm = 0; /* as many CTAs as fit at once: one wave, grid-stride inside */
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast, 256, 0) != cudaSuccess || per_sm < 1)
+            per_sm = 4;
+        size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
+        size_t nb = cdiv(warps, 8);
+        fast<<<(unsigned)(nb < cap ? nb : cap), 256, 0, cs>>>(a, (uint32_t)n, (uint32_t)cols, tc);
+        FPSIM_CUDA_LAUNCHED("block_rows_kernel");
+        return FPSIM_OK;
     }
     kernel<<<blocks, threads, 0, cs>>>(a);
     FPSIM_CUDA_LAUNCHED("block_quantize_kernel");

@@ -13,6 +13,7 @@
  * block per 4 elements (word index & 3 of counter index >> 2), exactly fpsim_sr_word's definition. */
 #include <cuda_runtime.h>
 
+#include "elem_fixed.cuh"
 #include "fpsim_core.h"
 #include "gpu_internal.cuh"
 
@@ -115,8 +116,10 @@ template <typename Code> __device__ __forceinline__ void store_vec(void *codes, 
     }
 }
 
-/* Vector kernel: n_vec groups of VEC elements. HW = 1: hardware cvt (E4M3 or E5M2 per e5m2). */
-template <int K, typename Code, int HW>
+/* Vector kernel: n_vec groups of VEC elements. HW = 1: hardware cvt (E4M3 or E5M2 per e5m2).
+ * F >= 0 (kernel v4): the element format F and the rounding MODE fixed at compile time and
+ * FULL = fpsim_spec_full_rules(s) (elem_fixed.cuh); F = -1: the generic core, spec as data. */
+template <int K, typename Code, int HW, int F = -1, int MODE = -1, int FULL = 1>
 __global__ void __launch_bounds__(THREADS) convert_vec_kernel(void *codes, const void *x, size_t n_vec, fpsim_spec s,
                                                             uint64_t seed, uint32_t stream, uint64_t index0,
                                                             uint64_t sweep_first, int e5m2)
@@ -136,13 +139,15 @@ __global__ void __launch_bounds__(THREADS) convert_vec_kernel(void *codes, const
             }
         } else {
             uint32_t r[VEC];
-            if (s.round == FPSIM_SR)
+            if ((MODE < 0 ? (int)s.round : MODE) == FPSIM_SR)
                 sr_words(r, seed, stream, index0 + i);
             else
 #pragma unroll
                 for (int j = 0; j < VEC; j++) r[j] = 0;
 #pragma unroll
-            for (int j = 0; j < VEC; j++) c[j] = convert_one<K, Code>(v[j], s, r[j]);
+            for (int j = 0; j < VEC; j++)
+                c[j] = F >= 0 && K != SRC_F64 ? (Code)fpsim_round_f32_fixed<F, (MODE < 0 ? 0 : MODE), FULL>(widen<K>(v[j]), s, r[j])
+                                              : convert_one<K, Code>(v[j], s, r[j]);
         }
         store_vec<Code>(codes, i, c);
     }
@@ -164,6 +169,38 @@ __global__ void __launch_bounds__(THREADS) convert_scalar_kernel(void *codes, co
 
 int code_is_wide(const fpsim_spec *s) { return s->format == FPSIM_BF16 || s->format == FPSIM_F16; }
 
+typedef void (*convert_vec_fn)(void *, const void *, size_t, fpsim_spec, uint64_t, uint32_t, uint64_t, uint64_t, int);
+
+template <int K, int F, int MODE> convert_vec_fn fixed_kernel_of(int full)
+{
+    return full ? convert_vec_kernel<K, uint8_t, 0, F, MODE, 1> : convert_vec_kernel<K, uint8_t, 0, F, MODE, 0>;
+}
+
+template <int K, int F> convert_vec_fn fixed_kernel_mode(const fpsim_spec *s)
+{
+    if (!fpsim_elem_fixed_matches<F>(s)) return NULL;
+    const int full = fpsim_spec_full_rules(s) != 0;
+    if (s->round == FPSIM_RNE) return fixed_kernel_of<K, F, FPSIM_RNE>(full);
+    if (s->round == FPSIM_SR) return fixed_kernel_of<K, F, FPSIM_SR>(full);
+    return NULL;
+}
+
+/* The software kernel with the format and mode fixed (v4) for float32 and bf16 sources (and the
+ * exhaustive float32 sweep, so that `verify --full` checks these very kernels) into the 8-bit
+ * element formats under RNE or SR; NULL: the generic kernel. */
+template <int K> convert_vec_fn fixed_kernel(const fpsim_spec *s)
+{
+    if (K != SRC_F32 && K != SRC_BF16 && K != SRC_SWEEP) return NULL;
+    switch (s->format) {
+    case FPSIM_E4M3: return fixed_kernel_mode<K, FPSIM_E4M3>(s);
+    case FPSIM_E5M2: return fixed_kernel_mode<K, FPSIM_E5M2>(s);
+    case FPSIM_E2M1: return fixed_kernel_mode<K, FPSIM_E2M1>(s);
+    case FPSIM_E2M3: return fixed_kernel_mode<K, FPSIM_E2M3>(s);
+    case FPSIM_E3M2: return fixed_kernel_mode<K, FPSIM_E3M2>(s);
+    default: return NULL;
+    }
+}
+
 template <int K, typename Code>
 fpsim_status launch_typed(void *codes, const void *x, size_t n, const fpsim_spec *s, uint64_t seed, uint32_t stream,
                           uint64_t index0, uint64_t sweep_first, unsigned flags, cudaStream_t cs)
@@ -175,9 +212,12 @@ fpsim_status launch_typed(void *codes, const void *x, size_t n, const fpsim_spec
     size_t n_vec = aligned ? n / VEC : 0;
     if (n_vec) {
         unsigned blocks = fpsim_gpu_blocks(n_vec, THREADS);
+        convert_vec_fn fixed = sizeof(Code) == 1 && !hw ? fixed_kernel<K>(s) : NULL;
         if (hw)
             convert_vec_kernel<K, Code, 1><<<blocks, THREADS, 0, cs>>>(codes, x, n_vec, *s, seed, stream, index0,
                                                                        sweep_first, e5m2);
+        else if (fixed)
+            fixed<<<blocks, THREADS, 0, cs>>>(codes, x, n_vec, *s, seed, stream, index0, sweep_first, e5m2);
         else
             convert_vec_kernel<K, Code, 0><<<blocks, THREADS, 0, cs>>>(codes, x, n_vec, *s, seed, stream, index0,
                                                                        sweep_first, e5m2);

@@ -90,19 +90,55 @@ static void fill_range(void *ctx, size_t b, size_t e)
     for (size_t i = b; i < e; i++) f->x[i] = (uint32_t)(f->first + i);
 }
 
-/* Mismatching codes between cpu and gpu (n codes, 1 or 2 bytes); *first = index of the first. */
-static uint64_t compare_codes(const void *cpu, const void *gpu, size_t n, int wide, size_t *first)
+/* Mismatching codes between cpu and gpu (n codes, 1 or 2 bytes); *first = index of the first.
+ * Compared in up to CMP_BLOCKS blocks on every thread (fpsim_parallel_for): the exhaustive
+ * sweep compares 2^32 codes per spec, which one thread could not keep up with. */
+#define CMP_BLOCKS 256
+
+typedef struct cmp_ctx {
+    const uint8_t *cpu, *gpu;
+    size_t n, block; /* codes, codes per block */
+    int wide;
+    uint64_t bad[CMP_BLOCKS];  /* per block */
+    size_t first[CMP_BLOCKS];  /* per block: first mismatching index */
+} cmp_ctx;
+
+static void compare_blocks(void *ctx, size_t b0, size_t b1)
 {
-    if (!memcmp(cpu, gpu, n * (wide ? 2 : 1))) return 0;
-    uint64_t bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t c = wide ? ((const uint16_t *)cpu)[i] : ((const uint8_t *)cpu)[i];
-        uint32_t g = wide ? ((const uint16_t *)gpu)[i] : ((const uint8_t *)gpu)[i];
-        if (c == g) continue;
-        if (!bad) *first = i;
-        bad++;
+    cmp_ctx *c = ctx;
+    const size_t w = c->wide ? 2 : 1;
+    for (size_t b = b0; b < b1; b++) {
+        size_t i0 = b * c->block, i1 = i0 + c->block < c->n ? i0 + c->block : c->n;
+        c->bad[b] = 0;
+        if (!memcmp(c->cpu + i0 * w, c->gpu + i0 * w, (i1 - i0) * w)) continue;
+        for (size_t i = i0; i < i1; i++) {
+            uint32_t x = c->wide ? ((const uint16_t *)c->cpu)[i] : c->cpu[i];
+            uint32_t y = c->wide ? ((const uint16_t *)c->gpu)[i] : c->gpu[i];
+            if (x == y) continue;
+            if (!c->bad[b]) c->first[b] = i;
+            c->bad[b]++;
+        }
     }
-    return bad;
+}
+
+static uint64_t compare_codes(const void *cpu, const void *gpu, size_t n, int wide, size_t *first, int threads)
+{
+    static const size_t min_block = (size_t)1 << 16;
+    cmp_ctx c;
+    c.cpu = cpu;
+    c.gpu = gpu;
+    c.n = n;
+    c.wide = wide;
+    c.block = (n + CMP_BLOCKS - 1) / CMP_BLOCKS;
+    if (c.block < min_block) c.block = min_block;
+    size_t nb = (n + c.block - 1) / c.block;
+    fpsim_parallel_for(nb, 1, compare_blocks, &c, threads);
+    uint64_t total = 0;
+    for (size_t b = 0; b < nb; b++) {
+        if (c.bad[b] && !total) *first = c.first[b];
+        total += c.bad[b];
+    }
+    return total;
 }
 
 typedef struct range {
@@ -184,7 +220,7 @@ static fpsim_status run_f32_group(vcase *cases, size_t ncase, const range *rg, s
                 if (st != FPSIM_OK) break;
                 row->inputs += rg[r].n;
                 size_t bad_at = 0;
-                uint64_t bad = compare_codes(cpu_codes, host_codes, rg[r].n, vc->wide, &bad_at);
+                uint64_t bad = compare_codes(cpu_codes, host_codes, rg[r].n, vc->wide, &bad_at, threads);
                 if (bad && !row->example[0]) {
                     uint32_t in = sample_dev ? x[bad_at] : (uint32_t)(rg[r].first + bad_at);
                     uint32_t c = vc->wide ? ((const uint16_t *)cpu_codes)[bad_at] : ((const uint8_t *)cpu_codes)[bad_at];
@@ -226,7 +262,7 @@ static fpsim_status run_small(const vcase *vc, fpsim_gpu_check *row, int threads
         }
         if (st == FPSIM_OK) st = fpsim_gpu_copy(gpu, d_out, n * (vc->wide ? 2 : 1), 1);
         size_t at = 0;
-        uint64_t bad = st == FPSIM_OK ? compare_codes(cpu, gpu, n, vc->wide, &at) : 0;
+        uint64_t bad = st == FPSIM_OK ? compare_codes(cpu, gpu, n, vc->wide, &at, 1) : 0;
         if (bad && !row->example[0])
             snprintf(row->example, sizeof row->example, "%s 0x%04zx: cpu 0x%x gpu 0x%x", what ? "f16" : "bf16", at,
                      vc->wide ? ((uint16_t *)cpu)[at] : cpu[at], vc->wide ? ((uint16_t *)gpu)[at] : gpu[at]);

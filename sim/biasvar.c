@@ -18,7 +18,18 @@
  *                        fp32(448 / amax), element = e4m3(fp32(x * scale)) (RNE, or SR with
  *                        fpsim_sr_word bits), dequant = decode * fp32(1 / scale);
  *   nvfp4-rne, nvfp4-sr, nvfp4-sr-rht   fpsim_block_quantize with scheme nvfp4 (TE chain, 1x16
- *                        blocks along tokens) with sr=0|1, rht=0|1. */
+ *                        blocks along tokens) with sr=0|1, rht=0|1;
+ *   nvfp4-sr-up, nvfp4-sr-rht-up   a what-if, not a TE policy: the same chain with the E4M3 block
+ *                        scale rounded UP instead of RNE (so block_amax * enc <= 6 and nothing
+ *                        saturates), from the reference quantizer sim/nvfp4_ref.c.
+ *
+ * Why NVFP4 + SR keeps a bias (docs/replay.md, experiments/nvfp4-sr-bias): the E4M3 block scale
+ * is rounded to nearest, so in about half of the blocks it rounds DOWN and the block maximum
+ * lands above 6 (up to 6 * (1 + 2^-4) for normal scales); satfinite clips it to 6 whatever the
+ * random bits, a shrink toward zero of the largest elements that no number of seeds removes.
+ * Each NVFP4 case therefore also gets the closed-form expectation of its G^ from the reference
+ * quantizer: with TE's 8 random bits, with unlimited bits (the clip alone), without the clip,
+ * and the fraction of blocks and elements above 6. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -28,20 +39,25 @@
 #include "fpsim_core.h"
 #include "fpsim_formats.h"
 #include "fpsim_h5.h"
+#include "fpsim_nvfp4ref.h"
 #include "replay_internal.h"
 
 typedef struct bv_case {
     const char *name;
-    const char *scheme; /* NULL: the per-tensor E4M3 quantizer below */
+    const char *scheme; /* NULL: not the block quantizer (per-tensor E4M3, or the reference) */
     int sr;
+    int nvfp4;          /* NVFP4: 1 from fpsim_block_quantize, 2 from the reference quantizer */
+    int rht, scale_up;  /* the reference's settings for this case (NVFP4 only) */
 } bv_case;
 
 static const bv_case bv_cases[] = {
-    {"e4m3-rne", NULL, 0},
-    {"e4m3-sr", NULL, 1},
-    {"nvfp4-rne", "nvfp4:sr=0,rht=0", 0},
-    {"nvfp4-sr", "nvfp4:sr=1,rht=0", 1},
-    {"nvfp4-sr-rht", "nvfp4:sr=1,rht=1", 1},
+    {"e4m3-rne", NULL, 0, 0, 0, 0},
+    {"e4m3-sr", NULL, 1, 0, 0, 0},
+    {"nvfp4-rne", "nvfp4:sr=0,rht=0", 0, 1, 0, 0},
+    {"nvfp4-sr", "nvfp4:sr=1,rht=0", 1, 1, 0, 0},
+    {"nvfp4-sr-rht", "nvfp4:sr=1,rht=1", 1, 1, 1, 0},
+    {"nvfp4-sr-up", NULL, 1, 2, 0, 1},
+    {"nvfp4-sr-rht-up", NULL, 1, 2, 1, 1},
 };
 enum { BV_NCASES = sizeof bv_cases / sizeof bv_cases[0] };
 
@@ -89,6 +105,10 @@ typedef struct bv_work {
     fpsim_qtensor qa, qb;
 } bv_work;
 
+typedef struct bv_work_dims {
+    size_t out, in;
+} bv_work_dims;
+
 /* One estimate G^ (into w->g) of case c for prefix n under `seed`. */
 static fpsim_status bv_estimate(bv_work *w, const bv_case *c, const fpsim_scheme *scheme,
                                 const fpsim_spec *spec, const fpsim_biasvar_config *cfg, size_t n,
@@ -97,7 +117,13 @@ static fpsim_status bv_estimate(bv_work *w, const bv_case *c, const fpsim_scheme
     uint32_t sa = fpsim_replay_stream(cfg->layer, cfg->site, FPSIM_PASS_WGRAD, FPSIM_ROLE_GRAD);
     uint32_t sb = fpsim_replay_stream(cfg->layer, cfg->site, FPSIM_PASS_WGRAD, FPSIM_ROLE_ACT);
     const float *a = w->da, *b = w->db;
-    if (!c->scheme) {
+    if (c->nvfp4 == 2) {
+        fpsim_nvfp4ref_opts o = {FPSIM_NVFP4REF_SR, c->scale_up, c->rht, seed, sa};
+        fpsim_status st = fpsim_nvfp4ref_quantize(w->da, NULL, w->xa, n, cfg->out, &o);
+        o.stream = sb;
+        if (!st) st = fpsim_nvfp4ref_quantize(w->db, NULL, w->xb, n, cfg->in, &o);
+        if (st) return st;
+    } else if (!c->scheme) {
         e4m3_tensor(w->da, w->xa, n, cfg->out, spec, seed, sa);
         e4m3_tensor(w->db, w->xb, n, cfg->in, spec, seed, sb);
     } else {
@@ -121,6 +147,33 @@ static fpsim_status bv_estimate(bv_work *w, const bv_case *c, const fpsim_scheme
     return FPSIM_OK;
 }
 
+/* ||E^T F - G|| / ||G|| for operands e (n x out) and f (n x in) given as float, G = gref. */
+static double bv_rel_err(bv_work *w, const bv_work_dims *d, const float *e, const float *f, size_t n,
+                         const double *gref, double gnorm)
+{
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)d->out, (int)d->in, (int)n, 1.0f, e,
+                (int)d->out, f, (int)d->in, 0.0f, w->g, (int)d->in);
+    double s = 0;
+    for (size_t i = 0; i < d->out * d->in; i++) {
+        double x = (double)w->g[i] - gref[i];
+        s += x * x;
+    }
+    return sqrt(s) / gnorm;
+}
+
+/* The closed-form side of an NVFP4 case at prefix n: ||E[G^] - G|| with both operands replaced by
+ * their expectation under `elem` (independent streams: E[A^T B] = E[A]^T E[B]), and the counts. */
+static fpsim_status bv_expect(double *rel, fpsim_nvfp4ref_counts cnt[2], bv_work *w, const bv_case *c,
+                              const bv_work_dims *d, int elem, size_t n, const double *gref,
+                              double gnorm)
+{
+    fpsim_nvfp4ref_opts o = {elem, c->scale_up, c->rht, 0, 0};
+    fpsim_status st = fpsim_nvfp4ref_quantize(w->da, &cnt[0], w->xa, n, d->out, &o);
+    if (!st) st = fpsim_nvfp4ref_quantize(w->db, &cnt[1], w->xb, n, d->in, &o);
+    if (!st) *rel = bv_rel_err(w, d, w->da, w->db, n, gref, gnorm);
+    return st;
+}
+
 fpsim_status fpsim_biasvar_run(fpsim_biasvar_result *out, const fpsim_biasvar_config *cfg)
 {
     memset(out, 0, sizeof *out);
@@ -137,6 +190,10 @@ fpsim_status fpsim_biasvar_run(fpsim_biasvar_result *out, const fpsim_biasvar_co
         if (bv_cases[k].scheme) {
             if ((st = fpsim_scheme_format(out->case_schemes[k], sizeof out->case_schemes[k], &schemes[k])))
                 return st;
+        } else if (bv_cases[k].nvfp4) {
+            snprintf(out->case_schemes[k], sizeof out->case_schemes[k],
+                     "what-if: nvfp4 TE chain, sr, rht=%d, E4M3 block scale rounded up (not RNE); "
+                     "sim/nvfp4_ref.c", bv_cases[k].rht);
         } else {
             snprintf(out->case_schemes[k], sizeof out->case_schemes[k],
                      "e4m3 per-tensor, scale fp32(448/amax), %s", bv_cases[k].sr ? "sr" : "rne");
@@ -201,6 +258,27 @@ fpsim_status fpsim_biasvar_run(fpsim_biasvar_result *out, const fpsim_biasvar_co
             out->std[k][j] = sqrt(var) / gn;
             out->rmse[k][j] = sqrt(sq / S) / gn;
             out->cosine[k][j] = dot / (sqrt(mnorm2) * gn);
+
+            /* NVFP4: the expectation in closed form, with TE's bits, unlimited bits, no clip */
+            out->bias_expect[k][j] = out->bias_clip[k][j] = out->bias_noclip[k][j] = NAN;
+            out->over6[k][j] = out->sat[k][j] = NAN;
+            if (c->nvfp4) {
+                bv_work_dims dims = {nout, nin};
+                fpsim_nvfp4ref_counts cnt[2];
+                int first = c->sr ? FPSIM_NVFP4REF_EXPECT_TE : FPSIM_NVFP4REF_RNE;
+                st = bv_expect(&out->bias_expect[k][j], cnt, &w, c, &dims, first, n, gref, gn);
+                if (!st && c->sr)
+                    st = bv_expect(&out->bias_clip[k][j], cnt, &w, c, &dims, FPSIM_NVFP4REF_EXPECT_IDEAL,
+                                   n, gref, gn);
+                if (!st && c->sr)
+                    st = bv_expect(&out->bias_noclip[k][j], cnt, &w, c, &dims, FPSIM_NVFP4REF_NOCLIP, n,
+                                   gref, gn);
+                if (st) goto done;
+                double nb = (double)(cnt[0].blocks + cnt[1].blocks);
+                double ne = (double)(cnt[0].elems + cnt[1].elems);
+                out->over6[k][j] = nb > 0 ? (double)(cnt[0].blocks_over6 + cnt[1].blocks_over6) / nb : 0.0;
+                out->sat[k][j] = ne > 0 ? (double)(cnt[0].elems_sat + cnt[1].elems_sat) / ne : 0.0;
+            }
         }
     }
 done:
@@ -318,9 +396,22 @@ fpsim_status replay_biasvar_write(hid_t file, const fpsim_biasvar_result *bv)
     if (!st) st = fpsim_h5_write(g, "n", FPSIM_H5_I64, 1, dn, ns, 0);
     size_t d2[2] = {(size_t)bv->ncases, (size_t)bv->nns};
     double buf[FPSIM_BIASVAR_MAX_CASES * FPSIM_BIASVAR_MAX_NS];
-    const double (*tabs[4])[FPSIM_BIASVAR_MAX_NS] = {bv->bias, bv->std, bv->rmse, bv->cosine};
-    static const char *const tnames[4] = {"bias", "std", "rmse", "cosine"};
-    for (int t = 0; t < 4 && !st; t++) {
+    enum { NT = 9 };
+    const double (*tabs[NT])[FPSIM_BIASVAR_MAX_NS] = {bv->bias,      bv->std,         bv->rmse,
+                                                      bv->cosine,    bv->bias_expect, bv->bias_clip,
+                                                      bv->bias_noclip, bv->over6,     bv->sat};
+    static const char *const tnames[NT] = {"bias",        "std",       "rmse",
+                                           "cosine",      "bias_expect", "bias_clip",
+                                           "bias_noclip", "over6",     "sat"};
+    if (!st) st = fpsim_h5_attr_string(g, "definition_nvfp4",
+                                       "NVFP4 cases (NaN otherwise), from sim/nvfp4_ref.c: bias_expect = "
+                                       "||E[A]^T E[B] - G||/||G|| with E over the SR draws in closed form "
+                                       "(TE's 8 random bits: lo + step floor(256 frac)/256; RNE case: its "
+                                       "one result); bias_clip = same with unlimited random bits "
+                                       "(min(|y|,6)); bias_noclip = unlimited bits, no clip at 6; over6 = "
+                                       "fraction of nonzero blocks with block_amax*enc > 6; sat = fraction "
+                                       "of nonzero elements with |x*enc| > 6; both operands");
+    for (int t = 0; t < NT && !st; t++) {
         for (int k = 0; k < bv->ncases; k++)
             for (int j = 0; j < bv->nns; j++) buf[k * bv->nns + j] = tabs[t][k][j];
         st = fpsim_h5_write(g, tnames[t], FPSIM_H5_F64, 2, d2, buf, 0);

@@ -297,12 +297,22 @@ typedef struct fpsim_biasvar_result {
                                                                        ||G^_s - mean||^2 / (S-1) */
     double rmse[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];     /* sqrt(mean_s ||G^_s - G||^2) / ||G|| */
     double cosine[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];   /* of the seed mean with G */
+    /* NVFP4 cases, from the independent reference sim/nvfp4_ref.c (NaN for the E4M3 cases):
+     * ||E[G^] - G|| / ||G|| with E over the SR draws in closed form (TE's 8 random bits), the same
+     * with unlimited random bits (what the clip at 6 and scale-0 blocks leave), and without the
+     * clip (scale-0 blocks and RHT's BF16 rounding only); fractions of nonzero blocks whose
+     * amax * enc > 6 and of nonzero elements with |x * enc| > 6, over both operands. */
+    double bias_expect[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];
+    double bias_clip[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];
+    double bias_noclip[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];
+    double over6[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];
+    double sat[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];
 } fpsim_biasvar_result;
 
 /* The sweep: for N = 64, 128, ... up to tokens (at most 65536), G_N = dY[:N]^T X[:N] in FP64 and
- * under each case (e4m3-rne, e4m3-sr per-tensor; nvfp4-rne, nvfp4-sr, nvfp4-sr-rht: see
- * biasvar.c), both operands quantized along tokens as the wgrad GEMM does, seeds SR seeds for
- * the stochastic cases. */
+ * under each case (e4m3-rne, e4m3-sr per-tensor; nvfp4-rne, nvfp4-sr, nvfp4-sr-rht; the what-ifs
+ * nvfp4-sr-up, nvfp4-sr-rht-up with the block scale rounded up: see biasvar.c), both operands
+ * quantized along tokens as the wgrad GEMM does, seeds SR seeds for the stochastic cases. */
 fpsim_status fpsim_biasvar_run(fpsim_biasvar_result *out, const fpsim_biasvar_config *cfg);
 
 /* The sweep on the replay's own reference model (its state after the finished steps): the

@@ -128,6 +128,11 @@ int fpsim_numerics_act_round(const fpsim_numerics *nx, int layer);
 /* Round x[0..n) in place to act_round (FPSIM_ACT_FP64: unchanged). */
 void fpsim_act_round_array(double *x, size_t n, int act_round);
 
+/* out[i] = in[i] rounded to act_round, as float: FPSIM_ACT_BF16 the bfloat16 value (exact in
+ * float), otherwise the float nearest in[i] (RNE). Vectorized; the same bits as the scalar
+ * roundings below. */
+void fpsim_act_round_to_float(float *out, const double *in, size_t n, int act_round);
+
 /* Scalar roundings used above, exact: round-to-nearest-even of a double to the nearest float32
  * value or bfloat16 value (subnormals kept, overflow to +-Inf, NaN stays NaN). */
 double fpsim_f64_round_f32(double x);

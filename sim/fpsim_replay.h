@@ -244,6 +244,8 @@ typedef struct fpsim_replay_result {
     double seconds_accumulated;  /* wall time of the last step's accumulated run (forward,
                                     backward, comparisons, gradient stats, AdamW) */
     double seconds_local;        /* wall time of the last step's local view */
+    double cpu_accumulated;      /* the same two in CPU time of the process (all its threads: */
+    double cpu_local;            /* CLOCK_PROCESS_CPUTIME_ID), which a loaded machine disturbs less */
 } fpsim_replay_result;
 
 typedef struct fpsim_replay {
@@ -252,6 +254,7 @@ typedef struct fpsim_replay {
     int steps_done;
     double *ref_loss;            /* [step] */
     double ref_seconds;          /* wall time of the last step's recorded reference run */
+    double ref_cpu;              /* its CPU time (process, all threads) */
     char (*tensor_names)[32];    /* [tensor] "wte", "l0.qkvw", ..., "lmheadw" */
     int *tensor_kind, *tensor_layer;
     int nrecipes;

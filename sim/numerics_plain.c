@@ -62,11 +62,77 @@ double fpsim_f64_round_bf16(double x) {
     return r;
 }
 
+/* Array rounding, vectorized: the integer fast path of fpsim_f64_round_bf16 as selects (no
+ * branch), so the compiler runs it 2, 4 or 8 doubles at a time (clones picked at load time, the
+ * same integer operations on each: the same bits). Values that the fast path does not cover
+ * (zero, Inf, NaN, below 2^-126) keep their input here; the nonzero finite ones among them
+ * (bfloat16 subnormals) are counted and rounded afterwards by the scalar routine. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ROUND_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ROUND_CLONES
+#endif
+
+#define F64_ABS_MASK 0x7FFFFFFFFFFFFFFFull
+#define F64_MIN_NORMAL_BF16 0x3810000000000000ull /* 2^-126 */
+#define F64_INF_BITS 0x7FF0000000000000ull
+#define F64_MAX_BF16 0x47EFE00000000000ull       /* 0x1.FEp127: the largest finite bfloat16 */
+
+ROUND_CLONES static size_t round_bf16_fast(double *out, const double *in, size_t n)
+{
+    size_t tiny = 0;
+    for (size_t i = 0; i < n; i++) {
+        union { double d; uint64_t u; } v = {in[i]}; /* (a union, not memcpy: it vectorizes) */
+        uint64_t b = v.u, r;
+        uint64_t mag = b & F64_ABS_MASK;
+        r = (b + (1ull << 44) - 1u + ((b >> 45) & 1u)) & ~((1ull << 45) - 1u);
+        r = (r & F64_ABS_MASK) > F64_MAX_BF16 ? (b & ~F64_ABS_MASK) | F64_INF_BITS : r;
+        r = mag >= F64_MIN_NORMAL_BF16 && mag < F64_INF_BITS ? r : b;
+        tiny += (size_t)(mag != 0 && mag < F64_MIN_NORMAL_BF16);
+        v.u = r;
+        out[i] = v.d;
+    }
+    return tiny;
+}
+
+/* out[i] = fpsim_f64_round_bf16(in[i]); out may be in. */
+static void round_bf16_array(double *out, const double *in, size_t n)
+{
+    if (round_bf16_fast(out, in, n) == 0) return;
+    for (size_t i = 0; i < n; i++) { /* out[i] still holds in[i] where the fast path passed */
+        uint64_t b;
+        memcpy(&b, &out[i], sizeof b);
+        if ((b & F64_ABS_MASK) != 0 && (b & F64_ABS_MASK) < F64_MIN_NORMAL_BF16)
+            out[i] = fpsim_f64_round_bf16(out[i]);
+    }
+}
+
+ROUND_CLONES static void round_f32_array(double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = (double)(float)x[i];
+}
+
 void fpsim_act_round_array(double *x, size_t n, int act_round) {
-    if (act_round == FPSIM_ACT_FP32) {
-        for (size_t i = 0; i < n; i++) x[i] = (double)(float)x[i];
-    } else if (act_round == FPSIM_ACT_BF16) {
-        for (size_t i = 0; i < n; i++) x[i] = fpsim_f64_round_bf16(x[i]);
+    if (act_round == FPSIM_ACT_FP32) round_f32_array(x, n);
+    else if (act_round == FPSIM_ACT_BF16) round_bf16_array(x, x, n);
+}
+
+/* Double to float, RNE (a C cast). */
+ROUND_CLONES static void cast_f32_array(float *out, const double *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++) out[i] = (float)in[i];
+}
+
+void fpsim_act_round_to_float(float *out, const double *in, size_t n, int act_round) {
+    if (act_round != FPSIM_ACT_BF16) {
+        cast_f32_array(out, in, n);
+        return;
+    }
+    double buf[1024]; /* bfloat16 values in double, a stack chunk at a time, then to float */
+    for (size_t i0 = 0; i0 < n; i0 += 1024) {
+        size_t k = n - i0 < 1024 ? n - i0 : 1024;
+        round_bf16_array(buf, in + i0, k);
+        cast_f32_array(out + i0, buf, k); /* exact: every bfloat16 value is a float */
     }
 }
 

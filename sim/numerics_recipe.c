@@ -44,8 +44,16 @@ static void rht_matrix(double h[16][16])
 /* Rotate (inverse = 0: y = H x; inverse = 1: x = H^T y) every group of 16 consecutive rows of a
  * rows x cols matrix, column by column: the RHT runs along the blocked dimension, which for a
  * columnwise copy is the rows of the stored operand. */
-static void rht_rows_f64(double *out, const double *in, size_t rows, size_t cols, const double h[16][16],
-                         int inverse)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ENGINE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ENGINE_CLONES
+#endif
+
+/* (The clones run the same multiplications and additions in the same order, no FMA: the same
+ * bits at every vector width.) */
+ENGINE_CLONES static void rht_rows_f64(double *out, const double *in, size_t rows, size_t cols,
+                                       const double h[16][16], int inverse)
 {
     /* Row a of a group = sum over b of h[a][b] * row b, b in increasing order for every element
      * (fixed order, so fixed bits), written as whole-row updates that vectorize over columns. */
@@ -166,13 +174,6 @@ static const fpsim_scheme *engine_scheme(const fpsim_recipe_engine *e, int layer
     return &p->scheme[pass][role];
 }
 
-/* Round a double to the precision of `round`, returned as float (FP64 is not used here). */
-static inline float round_to_float(double x, int round)
-{
-    if (round == FPSIM_ACT_BF16) return (float)fpsim_f64_round_bf16(x);
-    return (float)x; /* C cast: round to nearest even on IEEE hardware */
-}
-
 /* The stored shape of an operand and whether K runs along its stored rows (axis ROWS). */
 static void operand_shape(const fpsim_gemm_call *c, int which, size_t *rows, size_t *cols, int *axis)
 {
@@ -197,10 +198,24 @@ static void report_scales(fpsim_operand_report *r, const fpsim_qtensor *q)
     size_t n = q->srows * q->scols;
     double gs = q->global_scale > 0 && isfinite(q->global_scale) ? q->global_scale : 1.0;
     if (q->scheme.kind != FPSIM_KIND_NVFP4) gs = 1.0;
+    /* A block scale takes few values (an E4M3 or E8M0 code, times one gs per tensor): log2 of
+     * each distinct value is computed once, remembered by its float bits (the same log2(s) as
+     * computing it every time: only the calls are saved). */
+    enum { MEMO = 512 };
+    uint32_t key[MEMO];
+    double val[MEMO];
+    for (int k = 0; k < MEMO; k++) key[k] = 0xFFFFFFFFu; /* a NaN: never a key (skipped below) */
     for (size_t i = 0; i < n; i++) {
         double s = (double)q->scale_inv[i] * gs;
         if (!(s > 0) || !isfinite(s)) continue;
-        double l = log2(s);
+        uint32_t bits;
+        memcpy(&bits, &q->scale_inv[i], sizeof bits);
+        uint32_t slot = (bits ^ (bits >> 9) ^ (bits >> 20)) & (MEMO - 1);
+        if (key[slot] != bits) {
+            key[slot] = bits;
+            val[slot] = log2(s);
+        }
+        double l = val[slot];
         if (l < r->scale_log2_min) r->scale_log2_min = l;
         if (l > r->scale_log2_max) r->scale_log2_max = l;
         r->scale_log2_sum += l;
@@ -236,7 +251,7 @@ static fpsim_status engine_prepare(fpsim_recipe_engine *e, const fpsim_gemm_call
     r->scale_log2_min = r->scale_log2_max = NAN;
     if (fp64_path) {
         r->used = NULL;
-        if (e->stats_on) st = fpsim_stats_add_f64(&r->quant, d, d, n, 1);
+        if (e->stats_on) st = fpsim_stats_add_f64(&r->quant, d, d, n, e->threads);
         return st;
     }
 
@@ -244,14 +259,14 @@ static fpsim_status engine_prepare(fpsim_recipe_engine *e, const fpsim_gemm_call
     if (st) return st;
     float *f = e->fbuf[which];
     const fpsim_scheme *s = engine_scheme(e, c->layer, c->site, c->pass, op->role);
-    if (!s) {
-        for (size_t i = 0; i < n; i++) f[i] = round_to_float(d[i], e->plan.operand_round);
+    if (!s) { /* to the plan's operand precision (FP64 is not used here: the fp64 path) */
+        fpsim_act_round_to_float(f, d, n, e->plan.operand_round);
         r->used = f;
-        if (e->stats_on) st = fpsim_stats_add_f32(&r->quant, d, f, n, 1);
+        if (e->stats_on) st = fpsim_stats_add_f32(&r->quant, d, f, n, e->threads);
         return st;
     }
 
-    for (size_t i = 0; i < n; i++) f[i] = (float)d[i];
+    fpsim_act_round_to_float(f, d, n, FPSIM_ACT_FP32);
     fpsim_qopts o;
     fpsim_qopts_default(&o);
     o.axis = axis;
@@ -265,16 +280,17 @@ static fpsim_status engine_prepare(fpsim_recipe_engine *e, const fpsim_gemm_call
     r->quantized = 1;
     r->used = q->dequant;
     /* NVFP4 with RHT rotates the columnwise copy (block_quantize.c): its dequantized values are
-     * H x, not x. Compare them with the received operand rotated the same way, exactly. */
+     * H x, not x. Compare them with the received operand rotated the same way, exactly (only
+     * the statistics need it). */
     const double *ref = d;
-    if (s->kind == FPSIM_KIND_NVFP4 && s->rht && axis == FPSIM_AXIS_COLS) {
-        e->rotated[which] = 1;
+    if (s->kind == FPSIM_KIND_NVFP4 && s->rht && axis == FPSIM_AXIS_COLS) e->rotated[which] = 1;
+    if (e->rotated[which] && e->stats_on) {
         if ((st = grow_d(&e->rot[which], &e->rotcap[which], n))) return st;
         rht_rows_f64(e->rot[which], d, rows, cols, e->rht, 0);
         ref = e->rot[which];
     }
     if (e->stats_on) {
-        st = fpsim_stats_add_f32(&r->quant, ref, q->dequant, n, 1);
+        st = fpsim_stats_add_f32(&r->quant, ref, q->dequant, n, e->threads);
         fpsim_stats_add_counts(&r->quant, q->stats.saturated);
         report_scales(r, q);
     }
@@ -393,6 +409,11 @@ static fpsim_status engine_gemm(void *ctx, const fpsim_gemm_call *c)
         for (size_t i = 0; i < c->M; i++) {
             double *row = c->c + i * c->ldc;
             const float *src = e->fc + i * c->N;
+            if (!c->accumulate) { /* the float results, then to BF16 if the kernel writes BF16 */
+                for (size_t j = 0; j < c->N; j++) row[j] = (double)src[j];
+                if (out_round == FPSIM_ACT_BF16) fpsim_act_round_array(row, c->N, FPSIM_ACT_BF16);
+                continue;
+            }
             for (size_t j = 0; j < c->N; j++) {
                 double v = c->accumulate ? (double)src[j] + row[j] : (double)src[j];
                 if (out_round == FPSIM_ACT_BF16) v = fpsim_f64_round_bf16(v);

@@ -29,6 +29,14 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* CPU time of the process, all threads together. */
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static const char *const view_names[FPSIM_VIEW_COUNT] = {"local", "accumulated"};
 
 const char *fpsim_view_name(int view)
@@ -333,13 +341,14 @@ static fpsim_status run_step(fpsim_replay *r, int step, int *done, int total)
 
     /* 2. the reference, recorded */
     fpsim_numerics refnx = replay_recorder_numerics(s);
-    double loss, t0 = now_seconds();
+    double loss, t0 = now_seconds(), c0 = cpu_seconds();
     if ((st = fpsim_model_forward(&s->ref, &refnx, &s->acts, s->tokens, s->targets, s->mask,
                                   replay_record_point, s, &loss)))
         return st;
     if ((st = fpsim_model_backward(&s->ref, &refnx, &s->acts, replay_record_point, s))) return st;
     r->ref_loss[step] = token_mean_loss(&s->acts);
     r->ref_seconds = now_seconds() - t0;
+    r->ref_cpu = cpu_seconds() - c0;
     if (cfg->progress) cfg->progress(cfg->progress_ctx, ++*done, total);
 
     /* 3. each recipe */
@@ -353,6 +362,7 @@ static fpsim_status run_step(fpsim_replay *r, int step, int *done, int total)
         s->view = FPSIM_VIEW_ACCUMULATED;
         s->failed = 0;
         t0 = now_seconds();
+        c0 = cpu_seconds();
         if ((st = fpsim_model_forward(m, &nx, &s->acts, s->tokens, s->targets, s->mask,
                                       replay_compare_point, s, &loss)))
             return st;
@@ -361,9 +371,9 @@ static fpsim_status run_step(fpsim_replay *r, int step, int *done, int total)
         if ((st = compare_tensors(r, &s->ref, &s->ref.grads, m, &m->grads,
                                   &res->grad[(size_t)step * (size_t)r->dims.tensors])))
             return st;
-        double t1 = now_seconds();
+        double t1 = now_seconds(), c1 = cpu_seconds();
         if (cfg->local_view && (st = run_local(s, e))) return st;
-        double t2 = now_seconds();
+        double t2 = now_seconds(), c2 = cpu_seconds();
         if (s->failed) return fpsim_fail(FPSIM_ENOMEM, "replay: out of memory while comparing");
         st = fpsim_adamw_step(m, &cfg->opt, NULL);
         if (st == FPSIM_EDATA) {
@@ -374,6 +384,8 @@ static fpsim_status run_step(fpsim_replay *r, int step, int *done, int total)
         }
         res->seconds_local = t2 - t1;
         res->seconds_accumulated = (t1 - t0) + (now_seconds() - t2);
+        res->cpu_local = c2 - c1;
+        res->cpu_accumulated = (c1 - c0) + (cpu_seconds() - c2);
         if (cfg->progress) cfg->progress(cfg->progress_ctx, ++*done, total);
     }
 

@@ -125,6 +125,55 @@ static void check_scalar_rounding(void) {
     if (tc.failures) exit(1);
 }
 
+/* The vectorized array roundings (fpsim_act_round_array, fpsim_act_round_to_float) against
+ * the same bit oracles, element by element, on the random values above plus every edge (zeros,
+ * subnormal range, overflow, Inf, NaN) at every position of a vector. */
+static void check_array_rounding(void) {
+    static test_counter tc = TEST_COUNTER_INIT("bf16/f32 array rounding vs bit oracles");
+    enum { N = 4099 }; /* not a multiple of any vector width */
+    static double x[N], y[N], z[N];
+    static float f[N];
+    uint64_t s = 7;
+    const double edges[] = {0x1.FEp127, 0x1.FFp127, -0x1.FFp127, 0x1p-133, 0x1p-134, 0x1.8p-133,
+                            0x1p-126, 0x1.FFp-127, 0.0, -0.0, INFINITY, -INFINITY, NAN, 1e300, -1e-300};
+    const size_t nedges = sizeof edges / sizeof edges[0];
+    for (size_t i = 0; i < N; i++) {
+        uint64_t r = test_splitmix64(&s);
+        int e = (int)(r % 270) - 140;
+        uint64_t frac = test_splitmix64(&s) & ((1ull << 52) - 1);
+        if (i % 4 == 0) frac = (frac & ~((1ull << 45) - 1)) | (1ull << 44);
+        x[i] = ldexp(1.0 + (double)frac * 0x1p-52, e);
+        if (r & (1ull << 40)) x[i] = -x[i];
+        if (i % 7 == 3) x[i] = edges[(i / 7) % nedges];
+    }
+    memcpy(y, x, sizeof x);
+    fpsim_act_round_array(y, N, FPSIM_ACT_BF16);
+    fpsim_act_round_to_float(f, x, N, FPSIM_ACT_BF16);
+    for (size_t i = 0; i < N; i++) {
+        double want = isnan(x[i]) ? x[i] : x[i] == 0.0 || isinf(x[i]) ? x[i] : oracle_bf16(x[i]);
+        tc.checks += 2;
+        if (!same_value(y[i], want)) test_fail(&tc, "bf16 array [%zu] %a = %a, oracle %a", i, x[i], y[i], want);
+        if (!same_value((double)f[i], want))
+            test_fail(&tc, "bf16 to float [%zu] %a = %a, oracle %a", i, x[i], (double)f[i], want);
+    }
+    memcpy(z, x, sizeof x);
+    fpsim_act_round_array(z, N, FPSIM_ACT_FP32);
+    fpsim_act_round_to_float(f, x, N, FPSIM_ACT_FP32);
+    for (size_t i = 0; i < N; i++) {
+        if (!isfinite(x[i]) || x[i] == 0.0) continue;
+        int e = ilogb(x[i]);
+        if (!(e >= -126 && e <= 127)) continue; /* the oracle covers the normal range */
+        double want = oracle_f32_normal(x[i]);
+        if (fabs(want) >= 0x1p128) want = copysign(INFINITY, x[i]);
+        tc.checks += 2;
+        if (!same_value(z[i], want)) test_fail(&tc, "f32 array [%zu] %a = %a, oracle %a", i, x[i], z[i], want);
+        if (!same_value((double)f[i], want))
+            test_fail(&tc, "f32 to float [%zu] %a = %a, oracle %a", i, x[i], (double)f[i], want);
+    }
+    test_summary(&tc);
+    if (tc.failures) exit(1);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* 2. the GEMM convention                                                                      */
 
@@ -378,6 +427,7 @@ static void check_decode_attention(void) {
 
 int main(void) {
     check_scalar_rounding();
+    check_array_rounding();
     check_convention();
     check_decode_attention();
     return check_engines();

@@ -5,11 +5,14 @@
  * gpu: cuBLASLt at the linear-layer shapes of Llama-3.1-8B (hidden 4096, MLP 14336, 32 query /
  *      8 KV heads of 128) for T tokens: BF16 vs FP8 E4M3 with per-tensor scales (fast and
  *      non-fast accumulation) and with block scales (1x128 activations x 128x128 weights, the
- *      DeepSeek-V3 / NeMo RL FP8 recipe). Median of CUDA-event timings; fp32 output for all. */
+ *      DeepSeek-V3 / NeMo RL FP8 recipe). Median of CUDA-event timings; fp32 output for all.
+ * gpu --linear: the same layers with fpsim's GPU quantizers and scale recalibration included
+ *      (bench_gemm_linear.c, experiments/fp8-linear-speed). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_gemm_linear.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "fpsim_gemm.h"
@@ -120,19 +123,26 @@ static int bench_gpu(int json, size_t T, int reps)
 int bench_gemm(int argc, char **argv)
 {
     const char *device = "cpu", *v;
-    int json = 0, threads = 0;
+    int json = 0, threads = 0, linear = 0;
     long tokens = 8192, reps = 20;
     for (int i = 1; i < argc; i++) {
         int r;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: fpsim bench gemm [--device cpu|gpu] [--tokens T] [--reps N] [--threads N] [--json]\n\n"
+            printf("usage: fpsim bench gemm [--device cpu|gpu] [--linear] [--tokens T] [--reps N] [--threads N] [--json]\n\n"
                    "  cpu: accumulation-model GEMMs vs BLAS sgemm (same run)\n"
                    "  gpu: cuBLASLt BF16 vs FP8 (per-tensor fast/non-fast, 1x128 x 128x128) at Llama-3.1-8B\n"
-                   "       linear shapes with T tokens (default 8192)\n");
+                   "       linear shapes with T tokens (default 8192)\n"
+                   "  gpu --linear: the same layers from BF16 inputs with fpsim's GPU quantizers and scale\n"
+                   "       recalibration (per-tensor current scaling; NeMo RL's 1x128 x 128x128 block FP8)\n"
+                   "       included, step vs BF16 GEMM (experiments/fp8-linear-speed)\n");
             return 0;
         }
         if (!strcmp(argv[i], "--json")) {
             json = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--linear")) {
+            linear = 1;
             continue;
         }
         if ((r = fpsim_cli_take_value(CMD, argc, argv, &i, "--device", &device))) {
@@ -153,7 +163,13 @@ int bench_gemm(int argc, char **argv)
         }
         return fpsim_cli_unknown_option(CMD, argv[i]);
     }
-    if (!strcmp(device, "cpu")) return bench_cpu(json, threads);
+    if (!strcmp(device, "cpu")) {
+        if (linear) {
+            fpsim_cli_error(CMD, "--linear times GPU kernels; use it with --device gpu");
+            return 2;
+        }
+        return bench_cpu(json, threads);
+    }
     if (strcmp(device, "gpu")) {
         fpsim_cli_error(CMD, "unknown device '%s'; valid: cpu, gpu", device);
         return 2;
@@ -163,9 +179,10 @@ int bench_gemm(int argc, char **argv)
         fpsim_cli_error(CMD, "--tokens must be a multiple of 16 for FP8 GEMMs");
         return 2;
     }
+    if (linear) return bench_gemm_linear(json, (size_t)tokens, (int)reps);
     return bench_gpu(json, (size_t)tokens, (int)reps);
 #else
-    (void)tokens, (void)reps;
+    (void)tokens, (void)reps, (void)linear;
     fpsim_cli_error(CMD, "this fpsim was built without CUDA; --device gpu is not available");
     return 2;
 #endif

@@ -18,6 +18,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "fpsim_gemm.h"
+#include "fpsim_npy.h"
 #ifdef FPSIM_HAVE_CUDA
 #include "fpsim_gpu.h"
 #include "fpsim_gpu_gemm.h"
@@ -271,7 +272,99 @@ static void promotion_probe(const gpu_config *g, FILE *md)
     free(A), free(B), free(C), free(ones);
 }
 
-static int verify_gpu(uint64_t seed, int threads, int quick, const char *md_path)
+
+/* ---- Block-scaled split-K: the measured per-tensor rule and its nearest alternatives ----
+ *
+ * The model's split-K for block scales (chunks of ceil(L/S) 128-blocks, each folded from zero,
+ * partials summed in order) extends the rule measured on per-tensor GEMMs. To tell at once which
+ * variant cuBLASLt runs if it is another, each partial is computed by the model on its own slice
+ * of K (a plain block-scaled GEMM of that chunk) and the partials are combined four ways. */
+enum { ALT_CEIL, ALT_BALANCED, ALT_REVERSE, ALT_UNSPLIT, ALT_COUNT };
+static const char *const alt_names[ALT_COUNT] = {
+    "chunks ceil(L/S) blocks, summed p0+p1+..", "chunks balanced (L/S +-1), in order",
+    "chunks ceil(L/S), summed last first", "no split (one chain of folds)"};
+
+/* Partial C (M x N) of 128-blocks [b0, b1) under `model` (no splitk), scales sliced alike. */
+static fpsim_status chunk_partial(float *P, const float *A, const float *B, size_t M, size_t N, size_t K, size_t b0,
+                                  size_t b1, const gpu_config *g, const char *model, const float *bsa,
+                                  const float *bsb, int threads)
+{
+    size_t L = (K + 127) / 128, k0 = b0 * 128, k1 = b1 * 128 < K ? b1 * 128 : K, len = k1 - k0, nb = b1 - b0;
+    size_t ra = g->ma == FPSIM_GPU_SCALE_VEC128 ? M : (M + 127) / 128;
+    size_t rb = g->mb == FPSIM_GPU_SCALE_VEC128 ? N : (N + 127) / 128;
+    float *a = malloc(M * len * sizeof *a), *b = malloc(N * len * sizeof *b);
+    float *sa = malloc(ra * nb * sizeof *sa), *sb = malloc(rb * nb * sizeof *sb);
+    fpsim_status st = FPSIM_ENOMEM;
+    if (a && b && sa && sb) {
+        for (size_t i = 0; i < M; i++) memcpy(a + i * len, A + i * K + k0, len * sizeof *a);
+        for (size_t i = 0; i < N; i++) memcpy(b + i * len, B + i * K + k0, len * sizeof *b);
+        for (size_t i = 0; i < ra; i++) memcpy(sa + i * nb, bsa + i * L + b0, nb * sizeof *sa);
+        for (size_t i = 0; i < rb; i++) memcpy(sb + i * nb, bsb + i * L + b0, nb * sizeof *sb);
+        st = model_gemm(P, a, b, M, N, len, g, model, 1.0f, 1.0f, sa, sb, threads);
+    } else {
+        fpsim_fail(st, "verify gemm: out of memory for split-K slices");
+    }
+    free(a), free(b), free(sa), free(sb);
+    return st;
+}
+
+static fpsim_status splitk_alternatives(tally *t, const float *G, const float *A, const float *B, size_t M, size_t N,
+                                        size_t K, int S, const gpu_config *g, const float *bsa, const float *bsb,
+                                        int threads)
+{
+    if (S < 2 || S > 64) return FPSIM_OK;
+    size_t L = (K + 127) / 128, per = (L + (size_t)S - 1) / (size_t)S;
+    float *P = malloc((size_t)S * M * N * sizeof *P), *R = malloc(M * N * sizeof *R);
+    fpsim_status st = P && R ? FPSIM_OK : fpsim_fail(FPSIM_ENOMEM, "verify gemm: out of memory");
+    const char *model = g->candidates[0];
+    for (int alt = 0; alt < ALT_COUNT && !st; alt++) {
+        size_t bounds[65], nchunks = 0, b0 = 0;
+        if (alt == ALT_UNSPLIT) {
+            bounds[nchunks++] = L;
+        } else {
+            for (int c = 0; c < S && b0 < L; c++) {
+                size_t nb = alt == ALT_BALANCED ? L / (size_t)S + ((size_t)c < L % (size_t)S) : per;
+                b0 = b0 + nb < L ? b0 + nb : L;
+                bounds[nchunks++] = b0;
+            }
+        }
+        for (size_t c = 0, lo = 0; c < nchunks && !st; lo = bounds[c++])
+            st = chunk_partial(P + c * M * N, A, B, M, N, K, lo, bounds[c], g, model, bsa, bsb, threads);
+        if (st) break;
+        for (size_t e = 0; e < M * N; e++) {
+            float acc = 0.0f;
+            for (size_t c = 0; c < nchunks; c++) {
+                size_t cc = alt == ALT_REVERSE ? nchunks - 1 - c : c;
+                acc = c ? acc + P[cc * M * N + e] : P[cc * M * N + e];
+            }
+            R[e] = acc;
+        }
+        compare(&t[alt], G, R, M * N);
+    }
+    free(P), free(R);
+    return st;
+}
+
+/* --dump DIR: the operands, scales and GPU output of every block-scaled split-K GEMM as .npy,
+ * for fitting a model offline when the candidates above all miss. */
+static void dump_case(const char *dir, const gpu_config *g, int cfg, size_t M, size_t N, size_t K, int data,
+                      const float *A, const float *B, const float *bsa, const float *bsb, const float *G)
+{
+    size_t L = (K + 127) / 128;
+    size_t ra = g->ma == FPSIM_GPU_SCALE_VEC128 ? M : (M + 127) / 128;
+    size_t rb = g->mb == FPSIM_GPU_SCALE_VEC128 ? N : (N + 127) / 128;
+    struct { const char *what; const float *x; size_t r, c; } arr[] = {
+        {"A", A, M, K}, {"B", B, N, K}, {"sa", bsa, ra, L}, {"sb", bsb, rb, L}, {"C", G, M, N}};
+    for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) {
+        char path[512];
+        size_t shape[2] = {arr[i].r, arr[i].c};
+        snprintf(path, sizeof path, "%s/cfg%d_%zux%zux%zu_d%d_%s.npy", dir, cfg, M, N, K, data, arr[i].what);
+        if (fpsim_npy_save(path, FPSIM_NPY_F32, 2, shape, arr[i].x))
+            fprintf(stderr, "fpsim verify gemm: --dump: %s\n", fpsim_last_error());
+    }
+}
+
+static int verify_gpu(uint64_t seed, int threads, int quick, const char *md_path, const char *dump)
 {
     char desc[256];
     if (fpsim_gpu_describe(desc, sizeof desc) != FPSIM_OK) {
@@ -299,8 +392,10 @@ static int verify_gpu(uint64_t seed, int threads, int quick, const char *md_path
     }
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
         const gpu_config *g = &configs[c];
-        tally t[5];
+        tally t[5], talt[ALT_COUNT];
         memset(t, 0, sizeof t);
+        memset(talt, 0, sizeof talt);
+        char alt_shape[96] = "";
         char algo[512] = "";
         int ran = 0;
         const char *skip = NULL;
@@ -349,6 +444,16 @@ static int verify_gpu(uint64_t seed, int threads, int quick, const char *md_path
                         }
                         compare(&t[m], G, R, M * N);
                     }
+                    int blk_split = g->ma != FPSIM_GPU_SCALE_TENSOR && info.splitk_num > 1 && info.splitk_num <= 64;
+                    if (blk_split) {
+                        snprintf(alt_shape, sizeof alt_shape, "%zux%zux%zu, %d splits", M, N, K, info.splitk_num);
+                        st = splitk_alternatives(talt, G, A, B, M, N, K, info.splitk_num, g, bsa, bsb, threads);
+                        if (st) {
+                            fpsim_cli_error(CMD, "split-K alternatives: %s", fpsim_last_error());
+                            failed = 1;
+                        }
+                        if (dump) dump_case(dump, g, (int)c, M, N, K, data, A, B, bsa, bsb, G);
+                    }
                 }
                 free(A), free(B), free(G), free(R), free(bsa), free(bsb);
             }
@@ -375,6 +480,14 @@ static int verify_gpu(uint64_t seed, int threads, int quick, const char *md_path
                         (unsigned long long)t[m].total, ulp);
             if (m == 0 && g->pinned && t[m].equal != t[m].total) failed = 1;
         }
+        for (int a = 0; a < ALT_COUNT && talt[a].total; a++) {
+            double frac = (double)talt[a].equal / (double)talt[a].total;
+            printf("  split-K %s: %-40s %8.4f%% bit-exact (%llu of %llu)\n", alt_shape, alt_names[a], 100.0 * frac,
+                   (unsigned long long)talt[a].equal, (unsigned long long)talt[a].total);
+            if (md)
+                fprintf(md, "| %s | split-K (%s): %s | %.4f%% (%llu/%llu) | |\n", g->name, alt_shape, alt_names[a],
+                        100.0 * frac, (unsigned long long)talt[a].equal, (unsigned long long)talt[a].total);
+        }
         if (g->fa != FPSIM_BF16) promotion_probe(g, md);
         if (md) fprintf(md, "| %s | algorithms | %s | |\n", g->name, algo);
     }
@@ -386,16 +499,18 @@ static int verify_gpu(uint64_t seed, int threads, int quick, const char *md_path
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: fpsim verify gemm [--device cpu|gpu] [--seed N] [--threads N] [--quick] [--md FILE]\n\n"
+    fprintf(out, "usage: fpsim verify gemm [--device cpu|gpu] [--seed N] [--threads N] [--quick] [--md FILE] [--dump DIR]\n\n"
                  "  --device cpu   the H200 single-block measurements of gpu-numerics.md 3.3 (default)\n"
                  "  --device gpu   cuBLASLt FP8/BF16 GEMMs vs the CPU models, bit for bit, per configuration;\n"
                  "                 exits 1 if a pinned configuration is not 100%% reproduced\n"
-                 "  --md FILE      also write the GPU table as markdown (for gpu/RESULTS.md)\n");
+                 "  --md FILE      also write the GPU table as markdown (for gpu/RESULTS.md)\n"
+                 "  --dump DIR     write operands, scales and GPU outputs of the block-scaled split-K GEMMs\n"
+                 "                 as .npy into DIR (an existing directory), for offline model fitting\n");
 }
 
 int verify_gemm(int argc, char **argv)
 {
-    const char *device = "cpu", *md = NULL, *v;
+    const char *device = "cpu", *md = NULL, *dump = NULL, *v;
     uint64_t seed = 1;
     int threads = 0, quick = 0;
     for (int i = 1; i < argc; i++) {
@@ -413,6 +528,10 @@ int verify_gemm(int argc, char **argv)
             continue;
         }
         if ((r = fpsim_cli_take_value(CMD, argc, argv, &i, "--md", &md))) {
+            if (r < 0) return 2;
+            continue;
+        }
+        if ((r = fpsim_cli_take_value(CMD, argc, argv, &i, "--dump", &dump))) {
             if (r < 0) return 2;
             continue;
         }
@@ -434,9 +553,9 @@ int verify_gemm(int argc, char **argv)
         return FPSIM_EXIT_USAGE;
     }
 #ifdef FPSIM_HAVE_CUDA
-    return verify_gpu(seed, threads, quick, md);
+    return verify_gpu(seed, threads, quick, md, dump);
 #else
-    (void)seed, (void)threads, (void)quick, (void)md;
+    (void)seed, (void)threads, (void)quick, (void)md, (void)dump;
     fpsim_cli_error(CMD, "this fpsim was built without CUDA; rebuild with nvcc available for --device gpu");
     return FPSIM_EXIT_USAGE;
 #endif

@@ -4,10 +4,12 @@
 #   build   (here, before the call)  gpu/device_gemm.sh build
 #           -> build-devgemm/fpsim-gemm: the gemm / verify gemm / bench gemm commands plus the tests
 #              test_gemm_gpu and test_gemm_model (fpsim-gemm test-gpu | test-model), OpenBLAS and
-#              cudart linked statically, cuBLASLt from the machine (one 26 MB file travels)
+#              cudart linked statically, the GPU quantizers (gpu/*.cu) for the speed experiment,
+#              cuBLASLt from the machine (one ~38 MB file travels)
 #   run     (on the GPU machine)     gpu/device_gemm.sh run     [carry build-devgemm]
-#           -> $OUT/: device.txt, test_gemm_gpu.log, verify_gemm.md/.log, bench_gemm.json/.log,
-#              accum_vs_k_gpu.csv
+#           -> $OUT/: device.txt, test_gemm.log, verify_gemm.md/.log (with the block-scaled split-K
+#              alternatives), splitk_dump.tar.gz (those GEMMs' operands and outputs),
+#              bench_linear.json/.txt (experiments/fp8-linear-speed)
 #   probe   gpu/device_gemm.sh probe-inputs (here), then gpu/device_gemm.sh probe (there): raw
 #           cuBLASLt outputs (block-scaled K=256/384/1024, split-K BF16 and FP8) into $OUT
 # The run step rebuilds on the machine only if the carried binaries do not start there.
@@ -18,22 +20,29 @@ OUT=${OUT:-/tmp/fpsim-device-out}
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 
 build() {
+    rm -rf $B/obj
     mkdir -p $B/obj
     local CF="-std=c11 -O2 -Wall -Wextra -ffp-contract=off -fno-fast-math -fexcess-precision=standard
         -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DFPSIM_HAVE_CUDA=1 -DFPSIM_VERSION=\"0.1.0\"
         -Isim -Iformats -Igpu -Icli -I$CUDA/include"
-    local objs=()
-    for f in sim/gemm_accum.c sim/gemm_model.c sim/gemm_tn.c sim/npy.c sim/file.c formats/status.c \
-             formats/parallel.c cli/cli_util.c cli/cmd_gemm.c cli/verify_gemm.c cli/bench_gemm.c; do
-        o=$B/obj/$(basename "$f" .c).o
-        gcc $CF -c "$f" -o "$o" || return 1
+    # The GPU quantizers are built as gpu/tools/build_min.sh builds them (same nvcc flags).
+    local NVF="-O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -fmad=false -Iformats -Igpu -DFPSIM_VERSION=\"gemm\""
+    local J=${JOBS:-$(nproc)} objs=() srcs=(sim/gemm_accum.c sim/gemm_model.c sim/gemm_tn.c sim/gemm_layout.c sim/npy.c sim/file.c cli/cli_util.c
+        cli/cmd_gemm.c cli/verify_gemm.c cli/bench_gemm.c cli/bench_gemm_linear.c formats/*.c)
+    for f in "${srcs[@]}"; do
+        o=$B/obj/$(echo "$f" | tr / _).o
+        while [ "$(jobs -rp | wc -l)" -ge "$J" ]; do wait -n; done
+        gcc $CF -c "$f" -o "$o" &
         objs+=("$o")
     done
-    for f in gpu/gemm_cublaslt.cu gpu/device.cu; do
-        o=$B/obj/$(basename "$f" .cu).o
-        $CUDA/bin/nvcc -O2 -arch=sm_90 -fmad=false -Igpu -Iformats -c "$f" -o "$o" || return 1
+    for f in gpu/*.cu; do
+        o=$B/obj/$(echo "$f" | tr / _).o
+        while [ "$(jobs -rp | wc -l)" -ge "$J" ]; do wait -n; done
+        $CUDA/bin/nvcc $NVF -c "$f" -o "$o" &
         objs+=("$o")
     done
+    wait
+    for o in "${objs[@]}"; do [ -s "$o" ] || { echo "compile failed: $o" >&2; return 1; }; done
     local BLAS=/usr/lib/x86_64-linux-gnu/libopenblas.a
     [ -f $BLAS ] || BLAS=-lopenblas
     local LIBS="-L$CUDA/lib64 -lcublasLt -Wl,-Bstatic -lcudart_static -Wl,-Bdynamic $BLAS -lpthread -ldl -lrt -lm"
@@ -55,26 +64,28 @@ run() {
         date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
         $CUDA/bin/nvcc --version | tail -2; ls $CUDA/lib64/libcublasLt.so.* 2>/dev/null; nproc; ldd $B/fpsim-gemm
     } > "$OUT/device.txt" 2>&1
-    if ! $B/fpsim-gemm verify gemm --device cpu > "$OUT/verify_cpu.log" 2>&1; then
+    if ! $B/fpsim-gemm verify gemm --device cpu >> "$OUT/device.txt" 2>&1; then
         echo "carried binaries do not run here; rebuilding" | tee -a "$OUT/device.txt"
         build >> "$OUT/device.txt" 2>&1 || { echo "rebuild failed"; tail -20 "$OUT/device.txt"; return 1; }
-        $B/fpsim-gemm verify gemm --device cpu > "$OUT/verify_cpu.log" 2>&1
+        $B/fpsim-gemm verify gemm --device cpu >> "$OUT/device.txt" 2>&1
     fi
-    echo "== test_gemm_model"; $B/fpsim-gemm test-model 2>&1 | tail -3
-    echo "== test_gemm_gpu"; timeout 90 $B/fpsim-gemm test-gpu > "$OUT/test_gemm_gpu.log" 2>&1; echo "exit $?"
-    cat "$OUT/test_gemm_gpu.log"
+    {
+        echo "== test_gemm_model"; $B/fpsim-gemm test-model 2>&1 | tail -3
+        echo "== test_gemm_gpu"; timeout 90 $B/fpsim-gemm test-gpu 2>&1; echo "exit $?"
+    } > "$OUT/test_gemm.log" 2>&1
+    tail -12 "$OUT/test_gemm.log"
     echo "== verify gemm --device gpu"
-    timeout 200 $B/fpsim-gemm verify gemm --device gpu --md "$OUT/verify_gemm.md" > "$OUT/verify_gemm.log" 2>&1
-    echo "exit $?"; cat "$OUT/verify_gemm.log"
-    echo "== bench gemm --device gpu"
-    timeout 120 $B/fpsim-gemm bench gemm --device gpu --reps 20 > "$OUT/bench_gemm.log" 2>&1; echo "exit $?"
-    cat "$OUT/bench_gemm.log"
-    if [ -x experiments/accum-vs-k/run.py ] || [ -f experiments/accum-vs-k/run.py ]; then
-        echo "== accum-vs-k on the GPU"
-        timeout 120 python3 experiments/accum-vs-k/run.py --device gpu --fpsim $B/fpsim-gemm \
-            --csv "$OUT/accum_vs_k_gpu.csv" > "$OUT/accum_vs_k_gpu.log" 2>&1
-        echo "exit $?"; tail -25 "$OUT/accum_vs_k_gpu.log"
-    fi
+    mkdir -p /tmp/gemm-dump
+    timeout 200 $B/fpsim-gemm verify gemm --device gpu --md "$OUT/verify_gemm.md" --dump /tmp/gemm-dump \
+        > "$OUT/verify_gemm.log" 2>&1
+    echo "exit $?"; grep -v "^fpsim verify gemm: model" "$OUT/verify_gemm.log" | grep -v algorithms
+    # The block-scaled split-K operands and outputs, for fitting offline (at most 16 MB back).
+    (cd /tmp/gemm-dump && tar czf "$OUT/splitk_dump.tar.gz" $(ls | grep -E "_d[01]_") 2>/dev/null)
+    echo "== fp8-linear-speed (bench gemm --device gpu --linear)"
+    timeout 120 $B/fpsim-gemm bench gemm --device gpu --linear --reps 20 --json > "$OUT/bench_linear.json" \
+        2> "$OUT/bench_linear.txt"; echo "exit $?"
+    timeout 60 $B/fpsim-gemm bench gemm --device gpu --linear --reps 20 >> "$OUT/bench_linear.txt" 2>&1
+    echo "exit $?"; cat "$OUT/bench_linear.txt"
 }
 
 # Inputs for `probe` (here: python3 with numpy and ml_dtypes), written to $B/probe.

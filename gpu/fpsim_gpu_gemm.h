@@ -60,6 +60,28 @@ fpsim_status fpsim_gpu_gemm_tn(float *C, const float *A, const float *B, size_t 
 fpsim_status fpsim_gpu_gemm_time(double *ms, size_t M, size_t N, size_t K, const fpsim_gpu_gemm_config *cfg,
                                  int reps, fpsim_gpu_gemm_info *info);
 
+/* A GEMM prepared once (descriptors, the heuristic's algorithm, a workspace) and launched many
+ * times on device buffers: the linear-layer speed experiment feeds it the codes and scales that
+ * fpsim's GPU quantizers (fpsim_gpu_block_quantize_dev) leave on the device.
+ *   A_dev: M x K codes, row-major (FP8 one byte each, BF16 two): the activations X;
+ *   B_dev: N x K codes, row-major: the weights W;
+ *   D_dev: fp32 C = A B^T stored column-major M x N (row n of W gives column n);
+ *   scale_a_dev / scale_b_dev (FP8 only, device pointers fixed at creation): per-tensor mode one
+ *   fp32 dequantization factor (fpsim_gpu_qbuf tensor_values + 2 for fp8-tensor); VEC128 and
+ *   BLK128x128 modes the cuBLASLt layouts, which are fpsim_gpu_qbuf.cublas_f32 of fp8-block
+ *   operands quantized along K (axis rows). NULL leaves cuBLASLt's default of 1 (tensor mode). */
+typedef struct fpsim_gpu_gemm_plan fpsim_gpu_gemm_plan;
+
+fpsim_status fpsim_gpu_gemm_plan_create(fpsim_gpu_gemm_plan **plan, size_t M, size_t N, size_t K,
+                                        const fpsim_gpu_gemm_config *cfg, const float *scale_a_dev,
+                                        const float *scale_b_dev, fpsim_gpu_gemm_info *info);
+
+/* Queue one GEMM on cuda_stream (a cudaStream_t, NULL = default stream); does not wait. */
+fpsim_status fpsim_gpu_gemm_plan_run(fpsim_gpu_gemm_plan *plan, float *D_dev, const void *A_dev, const void *B_dev,
+                                     void *cuda_stream);
+
+void fpsim_gpu_gemm_plan_free(fpsim_gpu_gemm_plan *plan);
+
 #ifdef __cplusplus
 }
 #endif

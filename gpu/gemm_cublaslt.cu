@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <new>
 #include <vector>
 
 #include "fpsim_gpu.h"
@@ -333,4 +334,57 @@ done:
     cudaFree(dsa);
     cudaFree(dsb);
     return st;
+}
+
+/* ---- Plans: one GEMM set up once, launched on device buffers ---- */
+
+struct fpsim_gpu_gemm_plan {
+    LtProblem p;
+    void *workspace = nullptr;
+};
+
+extern "C" fpsim_status fpsim_gpu_gemm_plan_create(fpsim_gpu_gemm_plan **plan, size_t M, size_t N, size_t K,
+                                                   const fpsim_gpu_gemm_config *cfg, const float *scale_a_dev,
+                                                   const float *scale_b_dev, fpsim_gpu_gemm_info *info)
+{
+    if (!plan || !cfg) return fpsim_fail(FPSIM_EINVAL, "gpu gemm plan: NULL argument");
+    *plan = nullptr;
+    if (fpsim_gpu_device_count() == 0) return fpsim_fail(FPSIM_ENODEV, "no CUDA device found");
+    fpsim_status st = check_config(cfg, M, N, K);
+    if (st) return st;
+    if (cfg->a_scale != FPSIM_GPU_SCALE_TENSOR && (!scale_a_dev || !scale_b_dev))
+        return fpsim_fail(FPSIM_EINVAL, "gpu gemm plan: block scale modes need device scale pointers");
+    fpsim_gpu_gemm_plan *q = new (std::nothrow) fpsim_gpu_gemm_plan;
+    if (!q) return fpsim_fail(FPSIM_ENOMEM, "gpu gemm plan: no host memory");
+    bool fp8 = is_fp8(cfg->a_format);
+    st = setup(q->p, M, N, K, cfg, fp8 ? scale_a_dev : nullptr, fp8 ? scale_b_dev : nullptr, info);
+    if (st == FPSIM_OK) {
+        cudaError_t e = cudaMalloc(&q->workspace, kWorkspace);
+        if (e != cudaSuccess) st = cuda_fail(e, "cudaMalloc(workspace)");
+    }
+    if (st) {
+        fpsim_gpu_gemm_plan_free(q);
+        return st;
+    }
+    *plan = q;
+    return FPSIM_OK;
+}
+
+extern "C" fpsim_status fpsim_gpu_gemm_plan_run(fpsim_gpu_gemm_plan *plan, float *D_dev, const void *A_dev,
+                                                const void *B_dev, void *cuda_stream)
+{
+    if (!plan || !D_dev || !A_dev || !B_dev) return fpsim_fail(FPSIM_EINVAL, "gpu gemm plan run: NULL argument");
+    float alpha = 1.0f, beta = 0.0f;
+    LtProblem &p = plan->p;
+    cublasStatus_t s = cublasLtMatmul(p.lt, p.op, &alpha, A_dev, p.a, B_dev, p.b, &beta, D_dev, p.c, D_dev, p.c,
+                                      &p.heur.algo, plan->workspace, kWorkspace, static_cast<cudaStream_t>(cuda_stream));
+    if (s != CUBLAS_STATUS_SUCCESS) return lt_fail(s, "cublasLtMatmul");
+    return FPSIM_OK;
+}
+
+extern "C" void fpsim_gpu_gemm_plan_free(fpsim_gpu_gemm_plan *plan)
+{
+    if (!plan) return;
+    cudaFree(plan->workspace);
+    delete plan;
 }

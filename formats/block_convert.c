@@ -24,6 +24,7 @@
 #include "fpsim_block.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s)
@@ -51,6 +52,7 @@ void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s)
     const int sat = s->ovf_pos == s->max_mag && s->ovf_neg == neg_max && s->inf_pos == s->max_mag &&
                     s->inf_neg == neg_max;
     fc->slow_above = sat ? 0x7F800000u : fc->maxbits;
+    fc->simd = fpsim_block_have_avx512();
 }
 
 /* x86-64: an AVX2 clone beside the SSE2 one, picked at load time. Integer ops and single IEEE
@@ -64,6 +66,8 @@ void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s)
 FPSIM_CLONES
 uint32_t fpsim_block_amax_bits(const float *restrict x, size_t n, int *saw_nan)
 {
+    if (fpsim_block_have_avx512())
+        return fpsim_block_amax_bits_avx512(x, n, saw_nan);
     /* |x| of non-NaN floats orders like its bits (as signed integers, all < 2^31) */
     int32_t m = 0, nan = 0;
     for (size_t i = 0; i < n; i++) {
@@ -160,7 +164,9 @@ uint64_t fpsim_block_fast_run(uint8_t *restrict codes, const float *restrict x, 
         return sat;
     }
     uint32_t slow = 0;
-    sat = fast_expand(codes, x, n, n, &f, fc, f2u(satmax), &slow);
+    sat = fc->simd ? fpsim_block_fast_row_avx512(codes, x, n, (n + 15) & ~(size_t)15, &f, fc,
+                                                 f2u(satmax), &slow)
+                   : fast_expand(codes, x, n, n, &f, fc, f2u(satmax), &slow);
     if (slow)
         fix_block(codes, x, n, f, fc);
     return sat;
@@ -178,7 +184,9 @@ uint64_t fpsim_block_fast_row(uint8_t *restrict codes, const float *restrict x, 
         return sat;
     }
     uint32_t slow = 0;
-    uint64_t sat = fast_expand(codes, x, n, bs, fs, fc, f2u(satmax), &slow);
+    uint64_t sat = fc->simd && bs % 16 == 0
+                       ? fpsim_block_fast_row_avx512(codes, x, n, bs, fs, fc, f2u(satmax), &slow)
+                       : fast_expand(codes, x, n, bs, fs, fc, f2u(satmax), &slow);
     if (slow)
         for (size_t b = 0; b * bs < n; b++)
             fix_block(codes + b * bs, x + b * bs, (b + 1) * bs <= n ? bs : n - b * bs, fs[b], fc);
@@ -209,12 +217,42 @@ FPSIM_CLONES
 void fpsim_block_amax_row(const float *restrict x, size_t n, size_t bs, uint32_t *restrict m,
                           uint8_t *restrict nan)
 {
+    if (bs % 16 == 0 && fpsim_block_have_avx512()) {
+        fpsim_block_amax_row_avx512(x, n, bs, m, nan);
+        return;
+    }
     switch (bs) {
     case 16: amax_row_bs(x, n, 16, m, nan); break;
     case 32: amax_row_bs(x, n, 32, m, nan); break;
     case 128: amax_row_bs(x, n, 128, m, nan); break;
     default: amax_row_bs(x, n, bs, m, nan); break;
     }
+}
+
+void fpsim_block_amax_tile(const float *x, size_t stride, size_t nrows, size_t n, size_t bs,
+                           uint32_t *restrict m, uint8_t *restrict nan)
+{
+    uint32_t mr[FPSIM_BLOCK_TILE_NB];
+    uint8_t nr[FPSIM_BLOCK_TILE_NB];
+    const size_t nb = (n + bs - 1) / bs;
+    fpsim_block_amax_row(x, n, bs, m, nan);
+    for (size_t r = 1; r < nrows; r++) { /* 2D tiles: the max over the tile's rows */
+        fpsim_block_amax_row(x + r * stride, n, bs, mr, nr);
+        for (size_t k = 0; k < nb; k++) {
+            m[k] = mr[k] > m[k] ? mr[k] : m[k];
+            nan[k] |= nr[k];
+        }
+    }
+}
+
+void fpsim_block_pack_fp4(uint8_t *restrict dst, const uint8_t *restrict codes, size_t n)
+{
+    if (fpsim_block_have_avx512()) {
+        fpsim_block_pack_fp4_avx512(dst, codes, n);
+        return;
+    }
+    for (size_t i = 0; i + 1 < n; i += 2)
+        dst[i / 2] = (uint8_t)((codes[i] & 0xFu) | ((codes[i + 1] & 0xFu) << 4));
 }
 
 /* Stochastic rounding (the core's rule: the random bits r, at most 8 of them at the top of the
@@ -326,5 +364,52 @@ uint64_t fpsim_block_fast_sr_row(uint8_t *restrict codes, const float *restrict 
             if (ab > fc->slow_above || (ab >= fc->maxbits && fc->slow_above == fc->maxbits))
                 codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, rbits[i]);
         }
+    return sat;
+}
+
+uint64_t fpsim_block_fast_sr_row_bytes(uint8_t *restrict codes, const float *restrict x, size_t n,
+                                       size_t bs, const float *restrict fs,
+                                       const uint8_t *restrict rbytes, const fpsim_block_fast *fc,
+                                       float satmax)
+{
+    if (fc->ok && fc->sr && fc->simd && bs % 16 == 0 && fc->spec.sr_bits <= 8) {
+        uint32_t slow = 0;
+        uint64_t sat = fpsim_block_fast_sr_row_avx512(codes, x, n, bs, fs, rbytes, fc, f2u(satmax),
+                                                      &slow);
+        if (slow) /* the same fix-up as fpsim_block_fast_sr_row */
+            for (size_t i = 0; i < n; i++) {
+                const float y = x[i] * fs[i / bs];
+                const uint32_t ab = f2u(y) & 0x7FFFFFFFu;
+                if (ab > fc->slow_above || (ab >= fc->maxbits && fc->slow_above == fc->maxbits))
+                    codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, (uint32_t)rbytes[i] << 24);
+            }
+        return sat;
+    }
+    /* portable: widen the bytes to words in whole blocks, then the word-fed row */
+    uint32_t rb[FV];
+    const size_t step = bs <= FV ? FV / bs * bs : bs;
+    uint64_t sat = 0;
+    if (step > FV) {
+        uint32_t *big = malloc(n * sizeof *big + 1);
+        if (!big) { /* no memory for the words: element by element through the core */
+            for (size_t i = 0; i < n; i++) {
+                const float y = x[i] * fs[i / bs];
+                sat += (uint64_t)(isfinite(x[i]) && fabsf(y) > satmax);
+                codes[i] = (uint8_t)fpsim_round_f32(f2u(y), &fc->spec, (uint32_t)rbytes[i] << 24);
+            }
+            return sat;
+        }
+        for (size_t i = 0; i < n; i++)
+            big[i] = (uint32_t)rbytes[i] << 24;
+        sat = fpsim_block_fast_sr_row(codes, x, n, bs, fs, big, fc, satmax);
+        free(big);
+        return sat;
+    }
+    for (size_t c0 = 0; c0 < n; c0 += step) {
+        const size_t len = c0 + step < n ? step : n - c0;
+        for (size_t i = 0; i < len; i++)
+            rb[i] = (uint32_t)rbytes[c0 + i] << 24;
+        sat += fpsim_block_fast_sr_row(codes + c0, x + c0, len, bs, fs + c0 / bs, rb, fc, satmax);
+    }
     return sat;
 }

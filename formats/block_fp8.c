@@ -96,16 +96,9 @@ static void fp8_row(const fpsim_block_plan *p, size_t g)
         const size_t nb = b0 + NB < o->scols ? NB : o->scols - b0;
         const size_t c0 = b0 * tc, c1 = (b0 + nb) * tc < p->qcols ? (b0 + nb) * tc : p->qcols;
         int all_fast = 1;
-        uint32_t mb[NB], mr[NB];
-        uint8_t nanb[NB], nr[NB];
-        fpsim_block_amax_row(p->src + r0 * p->qcols + c0, c1 - c0, tc, mb, nanb);
-        for (size_t r = r0 + 1; r < r1; r++) { /* 128x128 tiles: the amax over the tile's rows */
-            fpsim_block_amax_row(p->src + r * p->qcols + c0, c1 - c0, tc, mr, nr);
-            for (size_t k = 0; k < nb; k++) {
-                mb[k] = mr[k] > mb[k] ? mr[k] : mb[k];
-                nanb[k] |= nr[k];
-            }
-        }
+        uint32_t mb[NB];
+        uint8_t nanb[NB];
+        fpsim_block_amax_tile(p->src + r0 * p->qcols + c0, p->qcols, r1 - r0, c1 - c0, tc, mb, nanb);
         for (size_t k = 0; k < nb; k++) {
             float amax = (nanb[k] && s->nan == FPSIM_NAN_PROPAGATE) ? NAN : u2f(mb[k]);
             float sinv;

@@ -192,6 +192,13 @@ static inline float div_scalar(float a, float b, int cuda)
     return cuda ? a * (1.0f / b) : a / b;
 }
 
+/* fminf(v, FLT_MAX) as a select: NaN and +Inf give FLT_MAX, everything else itself (no libm
+ * call, so the loops around it vectorize). */
+static inline float min_flt_max(float v)
+{
+    return v <= FLT_MAX ? v : FLT_MAX;
+}
+
 static inline float clampf(float v, float lo, float hi)
 {
     /* torch.clamp: NaN propagates */
@@ -269,7 +276,7 @@ static inline __attribute__((always_inline)) void philox_lanes(uint32_t *restric
     }
 }
 
-/* rb[i] = (byte ((k0+i) mod 4) of fpsim_sr_word(seed, stream, (k0+i) / 4)) << 24 for i < n: the
+/* rb[i] = byte ((k0+i) mod 4) of fpsim_sr_word(seed, stream, (k0+i) / 4) for i < n: the
  * Philox block with counter k / 16 holds, as little-endian bytes, the bytes of elements 16 (k/16)
  * .. 16 (k/16) + 15 in order (word (k/4) & 3, byte k & 3). */
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -326,7 +333,7 @@ __attribute__((target("avx512f"))) static void philox_lanes_avx512(uint32_t *res
 #endif
 
 NVFP4_CLONES
-static void sr_bytes(uint32_t *restrict rb, uint64_t k0, size_t n, uint64_t seed, uint32_t stream)
+static void sr_bytes(uint8_t *restrict rb, uint64_t k0, size_t n, uint64_t seed, uint32_t stream)
 {
     uint32_t w[4 * PB];
     size_t i = 0;
@@ -341,13 +348,11 @@ static void sr_bytes(uint32_t *restrict rb, uint64_t k0, size_t n, uint64_t seed
         const size_t off = (size_t)(k & 15u); /* byte of the first element in this batch */
         const size_t take = 16 * PB - off < n - i ? 16 * PB - off : n - i;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        const uint8_t *wb = (const uint8_t *)w; /* byte b of word q is wb[4 q + b] */
-        for (size_t j = 0; j < take; j++)
-            rb[i + j] = (uint32_t)wb[off + j] << 24;
+        memcpy(rb + i, (const uint8_t *)w + off, take); /* byte b of word q is byte 4 q + b */
 #else
         for (size_t j = 0; j < take; j++) {
             const size_t byte = off + j;
-            rb[i + j] = ((w[byte >> 2] >> (8u * (uint32_t)(byte & 3u))) & 0xFFu) << 24;
+            rb[i + j] = (uint8_t)(w[byte >> 2] >> (8u * (uint32_t)(byte & 3u)));
         }
 #endif
         i += take;
@@ -365,7 +370,7 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t g)
     const size_t r0 = g * tr, r1 = r0 + tr < p->qrows ? r0 + tr : p->qrows;
     const float gdec = s->chain == FPSIM_NVFP4_TE ? p->s_dec : (s->gscale ? p->pts : 1.0f);
     uint8_t tmp[NB * 16];
-    uint32_t rbv[NB * 16];
+    uint8_t rbv[NB * 16];
     float fs[NB];
     uint64_t sat = 0, zero = 0;
     for (size_t r = r0; r < r1; r++)
@@ -374,33 +379,29 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t g)
         const size_t nb = b0 + NB < o->scols ? NB : o->scols - b0;
         const size_t c0 = b0 * tc, c1 = (b0 + nb) * tc < p->qcols ? (b0 + nb) * tc : p->qcols;
         int all_fast = 1;
-        uint32_t mb[NB], mr[NB];
-        uint8_t nanb[NB], nr[NB];
-        fpsim_block_amax_row(p->src + r0 * p->qcols + c0, c1 - c0, tc, mb, nanb);
-        for (size_t r = r0 + 1; r < r1; r++) { /* 16x16 tiles: the amax over the tile's rows */
-            fpsim_block_amax_row(p->src + r * p->qcols + c0, c1 - c0, tc, mr, nr);
-            for (size_t k = 0; k < nb; k++) {
-                mb[k] = mr[k] > mb[k] ? mr[k] : mb[k];
-                nanb[k] |= nr[k];
-            }
-        }
+        uint32_t mb[NB];
+        uint8_t nanb[NB];
+        fpsim_block_amax_tile(p->src + r0 * p->qcols + c0, p->qcols, r1 - r0, c1 - c0, tc, mb, nanb);
         if (s->chain == FPSIM_NVFP4_TE) {
             /* the TE chain's block scales as runs: d = amax * (S_enc * fp32(1/6)), one E4M3
              * conversion pass, enc = fminf(1 / (float(s) * S_dec), FLT_MAX) */
             float dv[NB];
             uint8_t sc[NB];
             const float mul = p->s_enc * (1.0f / 6.0f);
+            const int propagate = s->nan == FPSIM_NAN_PROPAGATE;
             for (size_t k = 0; k < nb; k++) {
-                const float amax = (nanb[k] && s->nan == FPSIM_NAN_PROPAGATE) ? NAN : u2f(mb[k]);
-                dv[k] = fminf(amax * mul, FLT_MAX);
+                const float amax = (nanb[k] && propagate) ? NAN : u2f(mb[k]);
+                dv[k] = min_flt_max(amax * mul);
                 zero += amax == 0.0f;
             }
             fpsim_block_fast_run(sc, dv, nb, 1.0f, &p->fast_scale, 448.0f);
+            uint8_t *scodes = o->scale_codes + g * o->scols + b0;
+            float *sinv = o->scale_inv + g * o->scols + b0;
             for (size_t k = 0; k < nb; k++) {
                 const float sf = p->scale_lut[sc[k]];
-                fs[k] = fminf(1.0f / (sf * p->s_dec), FLT_MAX);
-                o->scale_codes[g * o->scols + b0 + k] = sc[k];
-                o->scale_inv[g * o->scols + b0 + k] = sf;
+                fs[k] = min_flt_max(1.0f / (sf * p->s_dec));
+                scodes[k] = sc[k];
+                sinv[k] = sf;
             }
         } else {
         for (size_t k = 0; k < nb; k++) {
@@ -424,12 +425,14 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t g)
                 const uint64_t k0 = (uint64_t)r * p->qcols + c0;
                 sr_bytes(rbv, k0, c1 - c0, p->seed, p->stream);
                 if (all_fast) {
-                    sat += fpsim_block_fast_sr_row(tmp, xr + c0, c1 - c0, tc, fs, rbv, &p->fast_sr, 6.0f);
+                    sat += fpsim_block_fast_sr_row_bytes(tmp, xr + c0, c1 - c0, tc, fs, rbv,
+                                                         &p->fast_sr, 6.0f);
                 } else {
                     for (size_t i = c0; i < c1; i++) {
                         const float y = mul_torch(xr[i], fs[(i - c0) / tc]);
                         sat += isfinite(xr[i]) && fabsf(y) > 6.0f;
-                        tmp[i - c0] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem_sr, rbv[i - c0]);
+                        tmp[i - c0] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem_sr,
+                                                               (uint32_t)rbv[i - c0] << 24);
                     }
                 }
             } else if (all_fast) {

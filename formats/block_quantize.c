@@ -37,6 +37,8 @@ void fpsim_qtensor_free(fpsim_qtensor *t)
     free(t->cublas_codes);
     free(t->cublas_f32);
     free(t->dequant);
+    free(t->work_src);
+    free(t->work_dq);
     memset(t, 0, sizeof *t);
 }
 
@@ -63,6 +65,21 @@ static int grow(void **p, size_t *cap, size_t n)
     if (!q)
         return 0;
     *p = q;
+    *cap = n;
+    return 1;
+}
+
+/* (Re)allocate a scratch buffer of at least n bytes on a 64-byte boundary (whole cache lines for
+ * the streamed columnwise copy); its old contents are not kept. */
+static int grow_aligned(float **p, size_t *cap, size_t n)
+{
+    if (n <= *cap && *p)
+        return 1;
+    free(*p);
+    *cap = 0;
+    *p = aligned_alloc(64, (n + 63) / 64 * 64 + 64);
+    if (!*p)
+        return 0;
     *cap = n;
     return 1;
 }
@@ -114,12 +131,74 @@ static fpsim_status make_plan_specs(fpsim_block_plan *p)
     return FPSIM_OK;
 }
 
-/* Whole-tensor amax under the NaN policy (max is order-independent; NaN handled explicitly). */
-static float tensor_amax(const float *x, size_t n, int nan_policy)
+/* Whole-tensor amax under the NaN policy, over chunks in parallel: a max of |x| bits and an OR
+ * of NaN flags are order-independent, so the partition changes nothing. */
+typedef struct amax_ctx {
+    const float *x;
+    uint32_t m;
+    int nan;
+    pthread_mutex_t lock;
+} amax_ctx;
+
+static void amax_chunk(void *ctx, size_t b, size_t e)
 {
-    int saw_nan = 0;
-    uint32_t m = fpsim_block_amax_bits(x, n, &saw_nan);
-    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
+    amax_ctx *c = ctx;
+    int nan = 0;
+    uint32_t m = fpsim_block_amax_bits(c->x + b, e - b, &nan);
+    pthread_mutex_lock(&c->lock);
+    c->m = m > c->m ? m : c->m;
+    c->nan |= nan;
+    pthread_mutex_unlock(&c->lock);
+}
+
+static float tensor_amax(const float *x, size_t n, int nan_policy, int threads)
+{
+    amax_ctx c = {x, 0, 0, PTHREAD_MUTEX_INITIALIZER};
+    fpsim_parallel_for(n, (size_t)1 << 18, amax_chunk, &c, threads);
+    pthread_mutex_destroy(&c.lock);
+    return (c.nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : u2f(c.m);
+}
+
+/* The RHT'd columnwise copy in one pass (AVX-512): bands of 16 input columns, transformed down
+ * the rows and transposed in registers; the amax of the result on the way. Columns past the last
+ * whole band: transposed and transformed by the portable code. */
+typedef struct rht_cols_ctx {
+    const float *x;
+    float *dst;
+    size_t rows, cols;
+    uint32_t m;
+    int nan;
+    pthread_mutex_t lock;
+} rht_cols_ctx;
+
+static void rht_cols_bands(void *ctx, size_t b, size_t e)
+{
+    rht_cols_ctx *c = ctx;
+    int nan = 0;
+    uint32_t m = 0;
+    const size_t whole = c->cols / 16; /* bands of 16 columns in [b, e) */
+    const size_t wend = e < whole ? e : whole;
+    for (size_t band = b; band < wend; band += 8) {
+        const size_t nb = wend - band < 8 ? wend - band : 8;
+        const uint32_t v = fpsim_block_rht_cols_avx512(c->dst, c->x, c->rows, c->cols, band * 16, nb,
+                                                       &nan);
+        m = v > m ? v : m;
+    }
+    if (e > whole) {
+        for (size_t j = whole * 16; j < c->cols; j++) {
+            float *d = c->dst + j * c->rows;
+            for (size_t i = 0; i < c->rows; i++)
+                d[i] = c->x[i * c->cols + j];
+            for (size_t i = 0; i < c->rows; i += 16)
+                fpsim_rht16(d + i, d + i);
+            const uint32_t v = fpsim_block_amax_bits(d, c->rows, &nan);
+            m = v > m ? v : m;
+        }
+    }
+    pthread_mutex_lock(&c->lock);
+    c->m = m > c->m ? m : c->m;
+    c->nan |= nan;
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* torchao float8 amax_to_scale: fp32(max / clamp(amax_f64, 1e-12)), optional
@@ -306,10 +385,19 @@ static fpsim_status cublas_layout(fpsim_qtensor *o)
     o->cublas_codes = q;
     o->cap_cublas = n;
     memset(o->cublas_codes, 0, n);
-    for (size_t r = 0; r < o->qrows; r++)
-        for (size_t c = 0; c < o->scols; c++)
-            o->cublas_codes[fpsim_cublas_swizzle_offset(r, c, o->cublas_cols)] =
-                o->scale_codes[(r / s->tile_rows) * o->scols + c];
+    /* fpsim_cublas_swizzle_offset(r, c, .) walked tile by tile: within a 128 x 4 tile, row r's 4
+     * scales are contiguous at (r % 32) * 16 + ((r % 128) / 32) * 4 */
+    const size_t tiles_per_row = o->cublas_cols / 4;
+    for (size_t r = 0; r < o->qrows; r++) {
+        const uint8_t *src = o->scale_codes + (r / s->tile_rows) * o->scols;
+        uint8_t *dst = o->cublas_codes + (r / 128) * tiles_per_row * 512 + (r % 32) * 16 +
+                       ((r % 128) / 32) * 4;
+        size_t c = 0;
+        for (; c + 4 <= o->scols; c += 4)
+            memcpy(dst + (c / 4) * 512, src + c, 4);
+        for (; c < o->scols; c++)
+            dst[(c / 4) * 512 + c % 4] = src[c];
+    }
     return FPSIM_OK;
 }
 
@@ -375,22 +463,34 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
     if ((st = make_plan_specs(&p)) != FPSIM_OK)
         return st;
 
-    /* 1. Stored operand. */
+    /* 1. Stored operand (the columnwise copy in a buffer kept in the output between calls). */
     float *tmp = NULL;
     const float *src = x;
     int threads = opt.threads > 0 ? opt.threads : fpsim_threads_default();
+    int rht_amax_done = 0, rht_nan = 0;
+    uint32_t rht_m = 0;
     if (cols_axis) {
-        tmp = malloc(rows * cols * sizeof(float));
-        if (!tmp)
+        if (!grow_aligned(&out->work_src, &out->cap_work_src, rows * cols * sizeof(float)))
             return fpsim_fail(FPSIM_ENOMEM, "out of memory for a %zu x %zu transpose", cols, rows);
-        transpose_ctx t = {x, tmp, rows, cols};
-        fpsim_parallel_for(cols, 64, transpose_rows, &t, threads);
+        tmp = out->work_src;
+        if (rht && fpsim_block_have_avx512()) {
+            /* TE: BF16 output of the Hadamard matmul, 16-vectors along the stored rows; the
+             * transpose, the transform and the post-RHT amax in one pass */
+            rht_cols_ctx rc = {x, tmp, rows, cols, 0, 0, PTHREAD_MUTEX_INITIALIZER};
+            fpsim_parallel_for((cols + 15) / 16, 4, rht_cols_bands, &rc, threads);
+            pthread_mutex_destroy(&rc.lock);
+            rht_amax_done = 1;
+            rht_m = rc.m;
+            rht_nan = rc.nan;
+        } else {
+            transpose_ctx t = {x, tmp, rows, cols};
+            fpsim_parallel_for(cols, 64, transpose_rows, &t, threads);
+            if (rht) {
+                rht_ctx rc = {tmp, qcols};
+                fpsim_parallel_for(qrows, 16, rht_rows, &rc, threads);
+            }
+        }
         src = tmp;
-    }
-    if (rht) {
-        /* TE: BF16 output of the Hadamard matmul, 16-vectors along the stored rows */
-        rht_ctx rc = {tmp, qcols};
-        fpsim_parallel_for(qrows, 16, rht_rows, &rc, threads);
     }
 
     /* 2. Outputs. */
@@ -433,14 +533,11 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
     if (ok && (want_dq || want_st)) {
         if (!cols_axis && want_dq)
             dq_stored = out->dequant;
-        else
-            ok = (dq_stored = malloc(rows * cols * sizeof(float))) != NULL;
+        else if ((ok = grow_aligned(&out->work_dq, &out->cap_work_dq, rows * cols * sizeof(float))))
+            dq_stored = out->work_dq;
     }
     if (!ok) {
-        free(tmp);
         free(counters);
-        if (dq_stored && dq_stored != out->dequant)
-            free(dq_stored);
         return fpsim_fail(FPSIM_ENOMEM, "out of memory for a %zu x %zu quantized tensor", rows, cols);
     }
 
@@ -458,9 +555,13 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
     /* the tensor amax: needed by NVFP4 and per-tensor FP8 (and reported); the stats pass finds
      * it too, so block kinds skip this pass when they need neither */
     const int need_amax = s->kind == FPSIM_KIND_NVFP4 || s->kind == FPSIM_KIND_FP8_TENSOR;
-    float amax = opt.global_amax_given ? opt.global_amax
-                 : need_amax           ? tensor_amax(src, qrows * qcols, s->nan)
-                                       : NAN;
+    float amax = NAN;
+    if (opt.global_amax_given)
+        amax = opt.global_amax;
+    else if (need_amax && rht_amax_done)
+        amax = (rht_nan && s->nan == FPSIM_NAN_PROPAGATE) ? NAN : u2f(rht_m);
+    else if (need_amax) /* the same elements in either orientation: read the input unless RHT'd */
+        amax = tensor_amax(rht ? src : x, qrows * qcols, s->nan, threads);
     out->global_amax = amax;
     out->s_enc = 1.0f;
     out->global_scale = 1.0f;
@@ -530,9 +631,6 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
         if (s->kind == FPSIM_KIND_FP8_TENSOR)
             out->stats.zero_blocks = amax == 0.0f;
     }
-    if (dq_stored && dq_stored != out->dequant)
-        free(dq_stored);
-    free(tmp);
     free(counters);
     return st;
 }

@@ -206,6 +206,10 @@ typedef struct fpsim_qtensor {
     float *dequant;       /* rows x cols (input shape), float32; NULL unless wanted */
     fpsim_qstats stats;   /* filled when FPSIM_QWANT_STATS */
     size_t cap_codes, cap_scales, cap_cublas, cap_dequant; /* allocation sizes (internal) */
+    /* Scratch kept between calls (internal): the stored operand of a columnwise copy and its
+     * stored-orientation dequant, so that repeated calls do not fault in fresh pages. */
+    float *work_src, *work_dq;
+    size_t cap_work_src, cap_work_dq;
 } fpsim_qtensor;
 
 void fpsim_qtensor_free(fpsim_qtensor *t);
@@ -275,6 +279,8 @@ typedef struct fpsim_block_fast {
     uint32_t max_mag;    /* largest finite magnitude code */
     int sr;              /* the spec rounds stochastically (fpsim_block_fast_sr_run) */
     uint32_t slow_above; /* |y| bits above this go to the core (NaN only for satfinite specs) */
+    int simd;            /* 1: the AVX-512 twins (block_avx512.c) may run; tests clear it to
+                            compare them with the portable loops */
 } fpsim_block_fast;
 void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s);
 /* codes[i] = round(x[i] * f) for f finite and nonzero (then x * f has the same bits whatever the
@@ -290,6 +296,39 @@ uint64_t fpsim_block_fast_row(uint8_t *restrict codes, const float *restrict x, 
  * the block holds a NaN. */
 void fpsim_block_amax_row(const float *restrict x, size_t n, size_t bs, uint32_t *restrict m,
                           uint8_t *restrict nan);
+/* The same over a tile row: nrows rows of n elements from x with row stride `stride`, block b
+ * covering columns [b bs, (b + 1) bs) of every row (1 x bs blocks for nrows = 1, bs x bs tiles
+ * for nrows = bs). At most FPSIM_BLOCK_TILE_NB blocks per call. */
+enum { FPSIM_BLOCK_TILE_NB = 256 };
+void fpsim_block_amax_tile(const float *x, size_t stride, size_t nrows, size_t n, size_t bs,
+                           uint32_t *restrict m, uint8_t *restrict nan);
+/* Stochastic rounding of a row in blocks of bs scaled by fs[b], with the random word
+ * rbytes[i] << 24 for element i (8 random bits: the spec's sr_bits must be <= 8). */
+uint64_t fpsim_block_fast_sr_row_bytes(uint8_t *restrict codes, const float *restrict x, size_t n,
+                                       size_t bs, const float *restrict fs,
+                                       const uint8_t *restrict rbytes, const fpsim_block_fast *fc,
+                                       float satmax);
+/* dst[k] = (codes[2k] & 15) | (codes[2k+1] & 15) << 4 for 2k + 1 < n. */
+void fpsim_block_pack_fp4(uint8_t *restrict dst, const uint8_t *restrict codes, size_t n);
+/* AVX-512 twins (block_avx512.c; callable only when fpsim_block_have_avx512()): the same bits as
+ * the portable loops named in that file. bs: a multiple of 16. */
+int fpsim_block_have_avx512(void);
+void fpsim_block_amax_row_avx512(const float *restrict x, size_t n, size_t bs, uint32_t *restrict m,
+                                 uint8_t *restrict nan);
+uint32_t fpsim_block_amax_bits_avx512(const float *restrict x, size_t n, int *saw_nan);
+uint64_t fpsim_block_fast_row_avx512(uint8_t *restrict codes, const float *restrict x, size_t n,
+                                     size_t bs, const float *restrict fs, const fpsim_block_fast *fc,
+                                     uint32_t satbits, uint32_t *slow);
+uint64_t fpsim_block_fast_sr_row_avx512(uint8_t *restrict codes, const float *restrict x, size_t n,
+                                        size_t bs, const float *restrict fs,
+                                        const uint8_t *restrict rbytes, const fpsim_block_fast *fc,
+                                        uint32_t satbits, uint32_t *slow);
+void fpsim_block_pack_fp4_avx512(uint8_t *restrict dst, const uint8_t *restrict codes, size_t n);
+/* Stored rows j0 .. j0 + 16 nbands - 1 of the RHT'd columnwise copy of a rows x cols input (rows
+ * a multiple of 16, j0 + 16 nbands <= cols): dst row j = fpsim_rht16 of each 16-vector of input
+ * column j. Returns the max |y| bits over non-NaN results; *saw_nan |= any NaN. */
+uint32_t fpsim_block_rht_cols_avx512(float *restrict dst, const float *restrict x, size_t rows,
+                                     size_t cols, size_t j0, size_t nbands, int *saw_nan);
 /* Stochastic rounding of a run scaled by f with the random word rbits[i] of element i (the
  * spec's sr_bits <= 8 at the top). */
 uint64_t fpsim_block_fast_sr_run(uint8_t *restrict codes, const float *restrict x, size_t n, float f,
@@ -344,9 +383,8 @@ static inline void fpsim_block_store_run(fpsim_qtensor *o, size_t r, size_t c0, 
         row[c0 >> 1] |= (uint8_t)((codes[0] & 0xFu) << 4);
         i = 1;
     }
-    uint8_t *dst = row + ((c0 + i) >> 1);
-    for (size_t k = 0; i + 1 < n; i += 2, k++)
-        dst[k] = (uint8_t)((codes[i] & 0xFu) | ((codes[i + 1] & 0xFu) << 4));
+    fpsim_block_pack_fp4(row + ((c0 + i) >> 1), codes + i, n - i);
+    i += (n - i) & ~(size_t)1;
     if (i < n)
         row[(c0 + i) >> 1] |= (uint8_t)(codes[i] & 0xFu);
 }

@@ -1,0 +1,412 @@
+/* block_avx512.c: AVX-512 forms of the block kernels' hot loops, picked at run time.
+ *
+ * Each function here computes, 16 lanes at a time, exactly the integer and single IEEE FP32/FP64
+ * operations of its portable twin (named at each function), in the same order, so it gives the
+ * same bits: IEEE add, subtract, multiply and the float <-> double conversions are correctly
+ * rounded in every lane as in scalar SSE code (default MXCSR: round to nearest even, no FTZ/DAZ;
+ * no FMA: nothing here contracts). What changes is only the data movement: a block's factor is a
+ * broadcast instead of an expanded array, random bytes are widened in registers, and the RHT runs
+ * down 16 input rows at once (the same butterflies per column) before an in-register transpose.
+ * Lanes that the vector code does not cover (NaN, Inf, overflow, BF16-subnormal RHT results)
+ * are flagged and left to the portable code, which defines them.
+ * tests/blocks/test_block_simd.c compares every function here with its portable twin on random
+ * and adversarial data. */
+#define FPSIM_BLOCK_INTERNAL
+#include "block_arith.h"
+#include "fpsim_block.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+
+int fpsim_block_have_avx512(void)
+{
+    /* libgcc's CPU model, filled once at load time: a read, no state of ours */
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+}
+
+static inline AVX512 __mmask16 tail_mask(size_t left)
+{
+    return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+}
+
+/* Twin of amax_row_bs (block_convert.c): integer max of |x| bits over non-NaN lanes, NaN flag;
+ * lanes past n load as +0, which changes neither. bs is a multiple of 16. */
+AVX512 void fpsim_block_amax_row_avx512(const float *restrict x, size_t n, size_t bs,
+                                        uint32_t *restrict m, uint8_t *restrict nan)
+{
+    const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+    for (size_t b = 0; b * bs < n; b++) {
+        __m512i mm = _mm512_setzero_si512();
+        __mmask16 nn = 0;
+        for (size_t i = b * bs; i < (b + 1) * bs && i < n; i += 16) {
+            const __m512i v = _mm512_and_si512(
+                _mm512_maskz_loadu_epi32(tail_mask(n - i), x + i), absm);
+            const __mmask16 isnan = _mm512_cmpgt_epi32_mask(v, inf);
+            nn |= isnan;
+            mm = _mm512_mask_max_epi32(mm, (__mmask16)~isnan, mm, v);
+        }
+        m[b] = (uint32_t)_mm512_reduce_max_epi32(mm);
+        nan[b] = nn != 0;
+    }
+}
+
+/* Twin of fast_loop (block_convert.c) for 16 lanes of y = x * f: the code of each lane, the
+ * lanes above fc->slow_above (*slow) and the count of clipped finite lanes. */
+typedef struct rne_consts {
+    __m512i absm, maxbits, ebmin, m23, shift, nbias, minnorm, dbits, lim, satbits, inf, sh;
+    __m512 d;
+} rne_consts;
+
+static inline AVX512 void rne_init(rne_consts *k, const fpsim_block_fast *fc, uint32_t satbits)
+{
+    const uint32_t m = fc->mbits, ebmin = fc->ebmin;
+    k->absm = _mm512_set1_epi32(0x7FFFFFFF);
+    k->maxbits = _mm512_set1_epi32((int)fc->maxbits);
+    k->ebmin = _mm512_set1_epi32((int)ebmin);
+    k->m23 = _mm512_set1_epi32((int)(23u - m));
+    k->shift = _mm512_set1_epi32((int)(23u - m));
+    k->nbias = _mm512_set1_epi32((int)((ebmin - 1u) << m));
+    k->minnorm = _mm512_set1_epi32((int)(ebmin << 23));
+    k->d = _mm512_castsi512_ps(_mm512_set1_epi32((int)((ebmin + 23u - m) << 23)));
+    k->dbits = _mm512_set1_epi32((int)((ebmin + 23u - m) << 23));
+    k->lim = _mm512_set1_epi32((int)fc->slow_above);
+    k->satbits = _mm512_set1_epi32((int)satbits);
+    k->inf = _mm512_set1_epi32(0x7F800000);
+    k->sh = _mm512_set1_epi32((int)fc->sign_shift);
+}
+
+static inline AVX512 __m512i rne_codes(const rne_consts *k, __m512 xv, __m512 f, __mmask16 *slow,
+                                       __mmask16 *sat)
+{
+    const __m512 y = _mm512_mul_ps(xv, f);
+    const __m512i b = _mm512_castps_si512(y);
+    const __m512i ab = _mm512_and_si512(b, k->absm);
+    const __m512i abc = _mm512_min_epu32(ab, k->maxbits);
+    const __m512 a = _mm512_castsi512_ps(abc);
+    const __m512i eb = _mm512_max_epu32(_mm512_srli_epi32(abc, 23), k->ebmin);
+    const __m512 c = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(eb, k->m23), 23));
+    const __m512 r = _mm512_sub_ps(_mm512_add_ps(a, c), c);
+    const __m512i rb = _mm512_castps_si512(r);
+    const __m512i normal = _mm512_sub_epi32(_mm512_srlv_epi32(rb, k->shift), k->nbias);
+    const __m512i sub = _mm512_sub_epi32(_mm512_castps_si512(_mm512_add_ps(r, k->d)), k->dbits);
+    const __mmask16 isnorm = _mm512_cmpge_epu32_mask(rb, k->minnorm);
+    const __m512i code = _mm512_or_si512(_mm512_mask_blend_epi32(isnorm, sub, normal),
+                                         _mm512_sllv_epi32(_mm512_srli_epi32(b, 31), k->sh));
+    *slow |= _mm512_cmpgt_epu32_mask(ab, k->lim);
+    const __m512i ax = _mm512_and_si512(_mm512_castps_si512(xv), k->absm);
+    *sat = _mm512_cmplt_epu32_mask(ax, k->inf) & _mm512_cmpgt_epu32_mask(ab, k->satbits) &
+           _mm512_cmple_epu32_mask(ab, k->inf);
+    return code;
+}
+
+/* Twin of fast_expand + fast_loop: codes of a row of n elements in blocks of bs (a multiple of
+ * 16), block b scaled by fs[b]. Returns the clipped count; *slow |= 1 if a lane needs the core. */
+AVX512 uint64_t fpsim_block_fast_row_avx512(uint8_t *restrict codes, const float *restrict x,
+                                            size_t n, size_t bs, const float *restrict fs,
+                                            const fpsim_block_fast *fc, uint32_t satbits,
+                                            uint32_t *slow)
+{
+    rne_consts k;
+    rne_init(&k, fc, satbits);
+    __mmask16 sl = 0;
+    uint64_t nsat = 0;
+    for (size_t b = 0; b * bs < n; b++) {
+        const __m512 f = _mm512_set1_ps(fs[b]);
+        for (size_t i = b * bs; i < (b + 1) * bs && i < n; i += 16) {
+            const __mmask16 t = tail_mask(n - i);
+            __mmask16 sat;
+            const __m512i code = rne_codes(&k, _mm512_maskz_loadu_ps(t, x + i), f, &sl, &sat);
+            _mm512_mask_cvtepi32_storeu_epi8(codes + i, t, code);
+            nsat += (uint64_t)__builtin_popcount((unsigned)(sat & t));
+        }
+    }
+    *slow |= sl != 0;
+    return nsat;
+}
+
+/* Twin of sr_loop (block_convert.c) with random words rbytes[i] << 24 (8 random bits, the only
+ * width the kernels use), blocks of bs (a multiple of 16) scaled by fs[b]. */
+AVX512 uint64_t fpsim_block_fast_sr_row_avx512(uint8_t *restrict codes, const float *restrict x,
+                                               size_t n, size_t bs, const float *restrict fs,
+                                               const uint8_t *restrict rbytes,
+                                               const fpsim_block_fast *fc, uint32_t satbits,
+                                               uint32_t *slow)
+{
+    const uint32_t m = fc->mbits;
+    const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF), maxbits = _mm512_set1_epi32((int)fc->maxbits);
+    const __m512i ebmin = _mm512_set1_epi32((int)fc->ebmin), one = _mm512_set1_epi32(1);
+    const __m512i mant = _mm512_set1_epi32(0x7FFFFF), d0 = _mm512_set1_epi32((int)(23u - m));
+    const __m512i c32 = _mm512_set1_epi32(32), zero = _mm512_setzero_si512();
+    const __m512i rmask = _mm512_set1_epi32((int)(0xFFFFFFFFu << (32u - fc->spec.sr_bits)));
+    const __m512i maxmag = _mm512_set1_epi32((int)fc->max_mag), lim = _mm512_set1_epi32((int)fc->slow_above);
+    const __m512i sat = _mm512_set1_epi32((int)satbits), inf = _mm512_set1_epi32(0x7F800000);
+    const __m512i msh = _mm512_set1_epi32((int)m), sh = _mm512_set1_epi32((int)fc->sign_shift);
+    __mmask16 sl = 0;
+    uint64_t nsat = 0;
+    for (size_t b = 0; b * bs < n; b++) {
+        const __m512 f = _mm512_set1_ps(fs[b]);
+        for (size_t i = b * bs; i < (b + 1) * bs && i < n; i += 16) {
+            const __mmask16 t = tail_mask(n - i);
+            const __m512 xv = _mm512_maskz_loadu_ps(t, x + i);
+            const __m512i bits = _mm512_castps_si512(_mm512_mul_ps(xv, f));
+            const __m512i ab = _mm512_and_si512(bits, absm);
+            const __m512i a = _mm512_min_epu32(ab, maxbits);
+            const __m512i ef = _mm512_srli_epi32(a, 23);
+            const __mmask16 efnz = _mm512_test_epi32_mask(ef, ef);
+            const __m512i sig = _mm512_mask_or_epi32(_mm512_and_si512(a, mant), efnz,
+                                                     _mm512_and_si512(a, mant),
+                                                     _mm512_set1_epi32(1 << 23));
+            const __m512i e1 = _mm512_mask_add_epi32(ef, (__mmask16)~efnz, ef, one);
+            /* extra = ebmin > e1 ? ebmin - e1 : 0 */
+            const __m512i extra = _mm512_sub_epi32(_mm512_max_epu32(ebmin, e1), e1);
+            const __m512i d = _mm512_add_epi32(d0, extra);
+            const __m512i dc = _mm512_min_epu32(d, c32);
+            const __m512i hi = _mm512_srlv_epi32(sig, d); /* 0 for d >= 32, as the C select */
+            const __m512i frac = _mm512_sllv_epi32(sig, _mm512_sub_epi32(c32, dc));
+            const __m512i r = _mm512_and_si512(
+                _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(t, rbytes + i)), 24), rmask);
+            const __mmask16 carry = _mm512_cmple_epu32_mask(d, c32) &
+                                    _mm512_cmplt_epu32_mask(_mm512_add_epi32(frac, r), frac);
+            const __m512i ehi = _mm512_sub_epi32(_mm512_max_epu32(e1, ebmin), ebmin);
+            __m512i mag = _mm512_add_epi32(_mm512_sllv_epi32(ehi, msh), hi);
+            mag = _mm512_mask_add_epi32(mag, carry, mag, one);
+            const __m512i code = _mm512_or_si512(mag, _mm512_sllv_epi32(_mm512_srli_epi32(bits, 31), sh));
+            _mm512_mask_cvtepi32_storeu_epi8(codes + i, t, code);
+            sl |= (_mm512_cmpgt_epu32_mask(ab, lim) | _mm512_cmpgt_epu32_mask(mag, maxmag)) & t;
+            const __m512i ax = _mm512_and_si512(_mm512_castps_si512(xv), absm);
+            const __mmask16 s = _mm512_cmplt_epu32_mask(ax, inf) & _mm512_cmpgt_epu32_mask(ab, sat) &
+                                _mm512_cmple_epu32_mask(ab, inf) & t;
+            nsat += (uint64_t)__builtin_popcount((unsigned)s);
+            (void)zero;
+        }
+    }
+    *slow |= sl != 0;
+    return nsat;
+}
+
+/* Twin of fpsim_block_store_run's FP4 loop for an even start column: dst[k] = codes[2k] low
+ * nibble | codes[2k+1] << 4, n even. */
+AVX512 void fpsim_block_pack_fp4_avx512(uint8_t *restrict dst, const uint8_t *restrict codes, size_t n)
+{
+    const __m512i lo = _mm512_set1_epi16(0x0F), hi = _mm512_set1_epi16(0xF0);
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        const __m512i v = _mm512_loadu_si512(codes + i);
+        const __m512i p = _mm512_or_si512(_mm512_and_si512(v, lo),
+                                          _mm512_and_si512(_mm512_srli_epi16(v, 4), hi));
+        _mm256_storeu_si256((__m256i *)(dst + i / 2), _mm512_cvtepi16_epi8(p));
+    }
+    for (; i + 1 < n; i += 2)
+        dst[i / 2] = (uint8_t)((codes[i] & 0xFu) | ((codes[i + 1] & 0xFu) << 4));
+}
+
+/* 8 x 8 float transpose (pure data movement). */
+static inline AVX512 void transpose8x8(float *dst, size_t dstride, const float *src, size_t sstride)
+{
+    __m256 r[8], u[8], v[8];
+    for (int i = 0; i < 8; i++)
+        r[i] = _mm256_loadu_ps(src + (size_t)i * sstride);
+    for (int i = 0; i < 8; i += 2) {
+        u[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        u[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        v[i] = _mm256_shuffle_ps(u[i], u[i + 2], 0x44);
+        v[i + 1] = _mm256_shuffle_ps(u[i], u[i + 2], 0xEE);
+        v[i + 2] = _mm256_shuffle_ps(u[i + 1], u[i + 3], 0x44);
+        v[i + 3] = _mm256_shuffle_ps(u[i + 1], u[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; i++) {
+        _mm256_storeu_ps(dst + (size_t)i * dstride, _mm256_permute2f128_ps(v[i], v[i + 4], 0x20));
+        _mm256_storeu_ps(dst + (size_t)(i + 4) * dstride, _mm256_permute2f128_ps(v[i], v[i + 4], 0x31));
+    }
+}
+
+/* The transposed RHT of a band of 16 input columns [j0, j0 + 16) over all `rows` input rows (a
+ * multiple of 16): stored row j0 + c, elements i0 .. i0 + 15 = fpsim_rht16 of input column
+ * j0 + c, rows i0 .. i0 + 15. Twin of rht16_avx512 (block_nvfp4.c) turned on its side: lane c
+ * of vector k holds element k of column c's 16-vector, so the butterflies (h = 1, 2, 4, 8; lower
+ * + upper, lower - upper) are additions between whole vectors, in the same order, in double; the
+ * same RNE rounding to BF16 by bits. A column whose inputs are not all finite, or with a result
+ * outside the BF16 normal range other than zero, is recomputed by fpsim_rht16 (its definition).
+ * dst has `rows` columns. Returns the max |y| bits over non-NaN results; *saw_nan |= any NaN. */
+static const double rht_sign[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
+
+/* One 16 x 16 tile: input rows i0 .. i0 + 15, columns j0 .. j0 + 15. */
+static inline AVX512 void rht_tile(float *restrict dst, const float *restrict x, size_t rows,
+                                   size_t cols, size_t i0, size_t j0, __m512i *amax, __mmask16 *nan)
+{
+    const __m512i expo = _mm512_set1_epi32(0x7F800000);
+    const __m512i emin = _mm512_set1_epi64(1023 - 126), emax = _mm512_set1_epi64(1023 + 127);
+    const __m512i e11 = _mm512_set1_epi64(0x7FF), absm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll);
+    const __m512i half = _mm512_set1_epi64((1ll << 44) - 1), keep = _mm512_set1_epi64(~((1ll << 45) - 1));
+    const __m512i one = _mm512_set1_epi64(1);
+    const __m512i abs32 = _mm512_set1_epi32(0x7FFFFFFF);
+    float tile[16][16];
+    __mmask16 bad = 0;
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; k++) {
+        const __m512 v = _mm512_loadu_ps(x + (i0 + (size_t)k) * cols + j0);
+        bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(v), expo), expo);
+        _mm512_storeu_ps(tile[k], v);
+    }
+#pragma GCC unroll 16
+    for (int h = 0; h < 2; h++) { /* columns 8h .. 8h + 7 */
+        __m512d v[16];
+#pragma GCC unroll 16
+        for (int k = 0; k < 16; k++)
+            v[k] = _mm512_mul_pd(_mm512_set1_pd(0.25 * rht_sign[k]),
+                                 _mm512_cvtps_pd(_mm256_loadu_ps(&tile[k][8 * h])));
+#pragma GCC unroll 4
+        for (int hh = 1; hh < 16; hh <<= 1)
+#pragma GCC unroll 8
+            for (int p = 0; p < 8; p++) { /* pair p of the stage: (j, j + hh), j lower */
+                const int j = (p / hh) * 2 * hh + p % hh;
+                const __m512d a = v[j], b = v[j + hh];
+                v[j] = _mm512_add_pd(a, b);
+                v[j + hh] = _mm512_sub_pd(a, b);
+            }
+        __mmask8 okall = 0xFF;
+#pragma GCC unroll 16
+        for (int k = 0; k < 16; k++) {
+            __m512i u = _mm512_castpd_si512(v[k]);
+            const __m512i ea = _mm512_and_si512(_mm512_srli_epi64(u, 52), e11);
+            const __mmask8 ok = _mm512_cmpge_epu64_mask(ea, emin) & _mm512_cmple_epu64_mask(ea, emax);
+            okall &= ok | _mm512_testn_epi64_mask(u, absm);
+            const __m512i odd = _mm512_and_si512(_mm512_srli_epi64(u, 45), one);
+            u = _mm512_and_si512(_mm512_add_epi64(u, _mm512_add_epi64(half, odd)), keep);
+            _mm256_storeu_ps(&tile[k][8 * h], _mm512_cvtpd_ps(_mm512_castsi512_pd(u)));
+        }
+        bad |= (__mmask16)((unsigned)(__mmask8)~okall << (8 * h));
+    }
+    if (bad) { /* the definition for the columns the vector form does not cover */
+        for (int c = 0; c < 16; c++) {
+            if (!((bad >> c) & 1u))
+                continue;
+            float col[16];
+#pragma GCC unroll 16
+            for (int k = 0; k < 16; k++)
+                col[k] = x[(i0 + (size_t)k) * cols + j0 + (size_t)c];
+            fpsim_rht16(col, col);
+            for (int k = 0; k < 16; k++)
+                tile[k][c] = col[k];
+        }
+    }
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; k++) {
+        const __m512i a = _mm512_and_si512(_mm512_loadu_si512(tile[k]), abs32);
+        const __mmask16 isnan = _mm512_cmpgt_epi32_mask(a, expo);
+        *nan |= isnan;
+        *amax = _mm512_mask_max_epi32(*amax, (__mmask16)~isnan, *amax, a);
+    }
+    /* tile[k][c] -> dst[(j0 + c) * rows + i0 + k]: transposed in L1, then one 64-byte line per
+     * stored row, written past the caches when aligned (the copy is larger than the caches and
+     * is read back only by the next pass) */
+    _Alignas(64) float tt[16][16];
+    for (int q = 0; q < 4; q++)
+        transpose8x8(&tt[(q & 1) * 8][(q >> 1) * 8], 16, &tile[(q >> 1) * 8][(q & 1) * 8], 16);
+    float *d0 = dst + j0 * rows + i0;
+    if ((((uintptr_t)d0 | (rows * sizeof(float))) & 63u) == 0) {
+#pragma GCC unroll 16
+        for (int c = 0; c < 16; c++)
+            _mm512_stream_ps(d0 + (size_t)c * rows, _mm512_load_ps(tt[c]));
+    } else {
+#pragma GCC unroll 16
+        for (int c = 0; c < 16; c++)
+            _mm512_storeu_ps(d0 + (size_t)c * rows, _mm512_load_ps(tt[c]));
+    }
+}
+
+AVX512 uint32_t fpsim_block_rht_cols_avx512(float *restrict dst, const float *restrict x,
+                                            size_t rows, size_t cols, size_t j0, size_t nbands,
+                                            int *saw_nan)
+{
+    __m512i amax = _mm512_setzero_si512();
+    __mmask16 nan = 0;
+    /* row blocks outside, bands inside: the input is read along its rows (nbands x 64 bytes per
+     * row), the rows of the next block prefetched */
+    for (size_t i0 = 0; i0 < rows; i0 += 16) {
+        if (i0 + 32 < rows)
+            for (size_t k = 0; k < 16; k++)
+                for (size_t b = 0; b < nbands; b++)
+                    _mm_prefetch((const char *)(x + (i0 + 32 + k) * cols + j0 + 16 * b), _MM_HINT_T0);
+        for (size_t b = 0; b < nbands; b++)
+            rht_tile(dst, x, rows, cols, i0, j0 + 16 * b, &amax, &nan);
+    }
+    _mm_sfence(); /* the streamed lines are visible before another thread reads them */
+    *saw_nan |= nan != 0;
+    return (uint32_t)_mm512_reduce_max_epi32(amax);
+}
+
+/* Twin of fpsim_block_amax_bits. */
+AVX512 uint32_t fpsim_block_amax_bits_avx512(const float *restrict x, size_t n, int *saw_nan)
+{
+    const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+    __m512i m0 = _mm512_setzero_si512(), m1 = _mm512_setzero_si512();
+    __mmask16 nn = 0;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m512i a = _mm512_and_si512(_mm512_loadu_si512(x + i), absm);
+        const __m512i b = _mm512_and_si512(_mm512_loadu_si512(x + i + 16), absm);
+        const __mmask16 na = _mm512_cmpgt_epi32_mask(a, inf), nb = _mm512_cmpgt_epi32_mask(b, inf);
+        nn |= na | nb;
+        m0 = _mm512_mask_max_epi32(m0, (__mmask16)~na, m0, a);
+        m1 = _mm512_mask_max_epi32(m1, (__mmask16)~nb, m1, b);
+    }
+    for (; i < n; i += 16) {
+        const __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(tail_mask(n - i), x + i), absm);
+        const __mmask16 na = _mm512_cmpgt_epi32_mask(a, inf);
+        nn |= na;
+        m0 = _mm512_mask_max_epi32(m0, (__mmask16)~na, m0, a);
+    }
+    *saw_nan |= nn != 0;
+    return (uint32_t)_mm512_reduce_max_epi32(_mm512_max_epi32(m0, m1));
+}
+
+#else /* no x86-64 GCC-compatible compiler: the portable code runs everywhere */
+
+int fpsim_block_have_avx512(void)
+{
+    return 0;
+}
+void fpsim_block_amax_row_avx512(const float *restrict x, size_t n, size_t bs, uint32_t *restrict m,
+                                 uint8_t *restrict nan)
+{
+    (void)x, (void)n, (void)bs, (void)m, (void)nan;
+}
+uint64_t fpsim_block_fast_row_avx512(uint8_t *restrict codes, const float *restrict x, size_t n,
+                                     size_t bs, const float *restrict fs, const fpsim_block_fast *fc,
+                                     uint32_t satbits, uint32_t *slow)
+{
+    (void)codes, (void)x, (void)n, (void)bs, (void)fs, (void)fc, (void)satbits, (void)slow;
+    return 0;
+}
+uint64_t fpsim_block_fast_sr_row_avx512(uint8_t *restrict codes, const float *restrict x, size_t n,
+                                        size_t bs, const float *restrict fs,
+                                        const uint8_t *restrict rbytes, const fpsim_block_fast *fc,
+                                        uint32_t satbits, uint32_t *slow)
+{
+    (void)codes, (void)x, (void)n, (void)bs, (void)fs, (void)rbytes, (void)fc, (void)satbits, (void)slow;
+    return 0;
+}
+void fpsim_block_pack_fp4_avx512(uint8_t *restrict dst, const uint8_t *restrict codes, size_t n)
+{
+    (void)dst, (void)codes, (void)n;
+}
+uint32_t fpsim_block_rht_cols_avx512(float *restrict dst, const float *restrict x, size_t rows,
+                                     size_t cols, size_t j0, size_t nbands, int *saw_nan)
+{
+    (void)dst, (void)x, (void)rows, (void)cols, (void)j0, (void)nbands, (void)saw_nan;
+    return 0;
+}
+uint32_t fpsim_block_amax_bits_avx512(const float *restrict x, size_t n, int *saw_nan)
+{
+    (void)x, (void)n, (void)saw_nan;
+    return 0;
+}
+#endif

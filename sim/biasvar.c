@@ -261,7 +261,7 @@ fpsim_status fpsim_biasvar_run(fpsim_biasvar_result *out, const fpsim_biasvar_co
 
             /* NVFP4: the expectation in closed form, with TE's bits, unlimited bits, no clip */
             out->bias_expect[k][j] = out->bias_clip[k][j] = out->bias_noclip[k][j] = NAN;
-            out->over6[k][j] = out->sat[k][j] = NAN;
+            out->over6[k][j] = out->sat[k][j] = out->sat_dy[k][j] = out->sat_x[k][j] = NAN;
             if (c->nvfp4) {
                 bv_work_dims dims = {nout, nin};
                 fpsim_nvfp4ref_counts cnt[2];
@@ -278,6 +278,8 @@ fpsim_status fpsim_biasvar_run(fpsim_biasvar_result *out, const fpsim_biasvar_co
                 double ne = (double)(cnt[0].elems + cnt[1].elems);
                 out->over6[k][j] = nb > 0 ? (double)(cnt[0].blocks_over6 + cnt[1].blocks_over6) / nb : 0.0;
                 out->sat[k][j] = ne > 0 ? (double)(cnt[0].elems_sat + cnt[1].elems_sat) / ne : 0.0;
+                out->sat_dy[k][j] = cnt[0].elems ? (double)cnt[0].elems_sat / (double)cnt[0].elems : 0.0;
+                out->sat_x[k][j] = cnt[1].elems ? (double)cnt[1].elems_sat / (double)cnt[1].elems : 0.0;
             }
         }
     }
@@ -396,13 +398,13 @@ fpsim_status replay_biasvar_write(hid_t file, const fpsim_biasvar_result *bv)
     if (!st) st = fpsim_h5_write(g, "n", FPSIM_H5_I64, 1, dn, ns, 0);
     size_t d2[2] = {(size_t)bv->ncases, (size_t)bv->nns};
     double buf[FPSIM_BIASVAR_MAX_CASES * FPSIM_BIASVAR_MAX_NS];
-    enum { NT = 9 };
-    const double (*tabs[NT])[FPSIM_BIASVAR_MAX_NS] = {bv->bias,      bv->std,         bv->rmse,
-                                                      bv->cosine,    bv->bias_expect, bv->bias_clip,
-                                                      bv->bias_noclip, bv->over6,     bv->sat};
-    static const char *const tnames[NT] = {"bias",        "std",       "rmse",
-                                           "cosine",      "bias_expect", "bias_clip",
-                                           "bias_noclip", "over6",     "sat"};
+    enum { NT = 11 };
+    const double (*tabs[NT])[FPSIM_BIASVAR_MAX_NS] = {
+        bv->bias,      bv->std,         bv->rmse,  bv->cosine, bv->bias_expect, bv->bias_clip,
+        bv->bias_noclip, bv->over6,     bv->sat,   bv->sat_dy, bv->sat_x};
+    static const char *const tnames[NT] = {"bias",      "std",         "rmse",  "cosine",
+                                           "bias_expect", "bias_clip", "bias_noclip", "over6",
+                                           "sat",       "sat_dy",      "sat_x"};
     if (!st) st = fpsim_h5_attr_string(g, "definition_nvfp4",
                                        "NVFP4 cases (NaN otherwise), from sim/nvfp4_ref.c: bias_expect = "
                                        "||E[A]^T E[B] - G||/||G|| with E over the SR draws in closed form "
@@ -410,7 +412,8 @@ fpsim_status replay_biasvar_write(hid_t file, const fpsim_biasvar_result *bv)
                                        "one result); bias_clip = same with unlimited random bits "
                                        "(min(|y|,6)); bias_noclip = unlimited bits, no clip at 6; over6 = "
                                        "fraction of nonzero blocks with block_amax*enc > 6; sat = fraction "
-                                       "of nonzero elements with |x*enc| > 6; both operands");
+                                       "of nonzero elements with |x*enc| > 6; both operands (sat_dy, sat_x: each "
+                                       "operand alone)");
     for (int t = 0; t < NT && !st; t++) {
         for (int k = 0; k < bv->ncases; k++)
             for (int j = 0; j < bv->nns; j++) buf[k * bv->nns + j] = tabs[t][k][j];

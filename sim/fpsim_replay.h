@@ -310,6 +310,8 @@ typedef struct fpsim_biasvar_result {
     double bias_noclip[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];
     double over6[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];
     double sat[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];
+    double sat_dy[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS]; /* sat of each operand alone */
+    double sat_x[FPSIM_BIASVAR_MAX_CASES][FPSIM_BIASVAR_MAX_NS];
 } fpsim_biasvar_result;
 
 /* The sweep: for N = 64, 128, ... up to tokens (at most 65536), G_N = dY[:N]^T X[:N] in FP64 and

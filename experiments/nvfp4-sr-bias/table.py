@@ -26,7 +26,7 @@ def main(path, datpath):
         seeds = int(g.attrs["seeds"])
         n = g["n"][:]
         t = {k: g[k][:] for k in ("bias", "std", "rmse", "bias_expect", "bias_clip", "bias_noclip",
-                                  "over6", "sat")}
+                                  "over6", "sat", "sat_dy", "sat_x")}
         site, layer = text(g.attrs["site"]), int(g.attrs["layer"])
     idx = {c: cases.index(c) for c in cases}
     with open(datpath, "w") as d:
@@ -49,7 +49,7 @@ def main(path, datpath):
     for j in cols:
         print(f"N = {int(n[j])}\n")
         print("| case | measured bias | noise | expected bias (TE 8-bit SR) | clip at 6 only "
-              "(unlimited bits) | no clip | std (one seed) | blocks amax*enc>6 | elements >6 |")
+              "(unlimited bits) | no clip | std (one seed) | blocks amax*enc>6 | elements >6: dY, X |")
         print("|---|---|---|---|---|---|---|---|---|")
         for c in cases:
             if not c.startswith("nvfp4"):
@@ -62,7 +62,7 @@ def main(path, datpath):
                 return "-" if np.isnan(v) else f"{v:.2e}"
             print(f"| {c} | {t['bias'][k, j]:.2e} | {noise} | {f(t['bias_expect'][k, j])} | "
                   f"{f(t['bias_clip'][k, j])} | {f(t['bias_noclip'][k, j])} | {t['std'][k, j]:.2e} | "
-                  f"{t['over6'][k, j]:.3f} | {t['sat'][k, j]:.3f} |")
+                  f"{t['over6'][k, j]:.3f} | {t['sat_dy'][k, j]:.3f}, {t['sat_x'][k, j]:.3f} |")
         print()
 
 

@@ -34,24 +34,60 @@ static inline AVX512 __mmask16 tail_mask(size_t left)
     return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
 }
 
+/* Lane b of the result = max over the 16 lanes of v[b] (b < 16): a transposed reduction tree,
+ * each level halving the lanes per block with two two-source permutes and a max. */
+static inline AVX512 __m512i hmax16x16(__m512i v[16])
+{
+    static const int32_t lvl[4][2][16] = {
+        {{0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23},
+         {8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31}},
+        {{0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27},
+         {4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31}},
+        {{0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29},
+         {2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31}},
+        {{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30},
+         {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31}}};
+    int n = 16;
+#pragma GCC unroll 4
+    for (int l = 0; l < 4; l++) {
+        const __m512i i1 = _mm512_loadu_si512(lvl[l][0]), i2 = _mm512_loadu_si512(lvl[l][1]);
+        n /= 2;
+#pragma GCC unroll 8
+        for (int k = 0; k < n; k++)
+            v[k] = _mm512_max_epi32(_mm512_permutex2var_epi32(v[2 * k], i1, v[2 * k + 1]),
+                                    _mm512_permutex2var_epi32(v[2 * k], i2, v[2 * k + 1]));
+    }
+    return v[0];
+}
+
 /* Twin of amax_row_bs (block_convert.c): integer max of |x| bits over non-NaN lanes, NaN flag;
- * lanes past n load as +0, which changes neither. bs is a multiple of 16. */
+ * lanes past n load as +0, which changes neither. bs is a multiple of 16. Blocks are taken 16
+ * at a time and reduced together (hmax16x16); missing blocks of the last group count as 0. */
 AVX512 void fpsim_block_amax_row_avx512(const float *restrict x, size_t n, size_t bs,
                                         uint32_t *restrict m, uint8_t *restrict nan)
 {
     const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
-    for (size_t b = 0; b * bs < n; b++) {
-        __m512i mm = _mm512_setzero_si512();
-        __mmask16 nn = 0;
-        for (size_t i = b * bs; i < (b + 1) * bs && i < n; i += 16) {
-            const __m512i v = _mm512_and_si512(
-                _mm512_maskz_loadu_epi32(tail_mask(n - i), x + i), absm);
-            const __mmask16 isnan = _mm512_cmpgt_epi32_mask(v, inf);
-            nn |= isnan;
-            mm = _mm512_mask_max_epi32(mm, (__mmask16)~isnan, mm, v);
+    const size_t nb = (n + bs - 1) / bs;
+    for (size_t b0 = 0; b0 < nb; b0 += 16) {
+        __m512i acc[16];
+        const size_t g = nb - b0 < 16 ? nb - b0 : 16;
+        for (size_t k = 0; k < 16; k++)
+            acc[k] = _mm512_setzero_si512();
+        for (size_t k = 0; k < g; k++) {
+            const size_t b = b0 + k;
+            __mmask16 nn = 0;
+            for (size_t i = b * bs; i < (b + 1) * bs && i < n; i += 16) {
+                const __m512i v = _mm512_and_si512(
+                    _mm512_maskz_loadu_epi32(tail_mask(n - i), x + i), absm);
+                const __mmask16 isnan = _mm512_cmpgt_epi32_mask(v, inf);
+                nn |= isnan;
+                acc[k] = _mm512_mask_max_epi32(acc[k], (__mmask16)~isnan, acc[k], v);
+            }
+            nan[b] = nn != 0;
         }
-        m[b] = (uint32_t)_mm512_reduce_max_epi32(mm);
-        nan[b] = nn != 0;
+        _Alignas(64) uint32_t r[16];
+        _mm512_store_si512(r, hmax16x16(acc));
+        memcpy(m + b0, r, g * sizeof *m);
     }
 }
 
@@ -237,24 +273,29 @@ static inline AVX512 void transpose8x8(float *dst, size_t dstride, const float *
  * dst has `rows` columns. Returns the max |y| bits over non-NaN results; *saw_nan |= any NaN. */
 static const double rht_sign[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
 
-/* One 16 x 16 tile: input rows i0 .. i0 + 15, columns j0 .. j0 + 15. */
-static inline AVX512 void rht_tile(float *restrict dst, const float *restrict x, size_t rows,
-                                   size_t cols, size_t i0, size_t j0, __m512i *amax, __mmask16 *nan)
+/* One 16 x 16 tile: input rows i0 .. i0 + 15, columns j0 .. j0 + 15, into tt[c][k] = element
+ * k of the transformed column c. A column is covered by the vector form when every result is
+ * zero or has a biased double exponent in [1023 - 126, 1023 + 127] (the range test of
+ * rht16_avx512, taken here as the lane-wise max and min of the nonzero |v| bits, which order
+ * like the values); a non-finite input makes every result of its column Inf or NaN (each output
+ * is +-0.25 times the sum of all 16 inputs), so the same test catches it. Covered columns add
+ * their max |v| (double bits) to vmax[h] for the amax: rounding to BF16 is monotone, so the
+ * rounded max is the max of the rounded values. Other columns are recomputed by fpsim_rht16,
+ * their amax into *bad_max / *bad_nan. */
+static inline AVX512 void rht_tile(float tt[16][16], const float *restrict x, size_t cols,
+                                   size_t i0, size_t j0, __m512i vmax[2], uint32_t *bad_max,
+                                   int *bad_nan)
 {
-    const __m512i expo = _mm512_set1_epi32(0x7F800000);
-    const __m512i emin = _mm512_set1_epi64(1023 - 126), emax = _mm512_set1_epi64(1023 + 127);
-    const __m512i e11 = _mm512_set1_epi64(0x7FF), absm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll);
+    const __m512i lo = _mm512_set1_epi64((int64_t)(1023 - 126) << 52);
+    const __m512i hi = _mm512_set1_epi64(((int64_t)(1023 + 128) << 52) - 1);
+    const __m512i absm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll);
     const __m512i half = _mm512_set1_epi64((1ll << 44) - 1), keep = _mm512_set1_epi64(~((1ll << 45) - 1));
     const __m512i one = _mm512_set1_epi64(1);
-    const __m512i abs32 = _mm512_set1_epi32(0x7FFFFFFF);
     float tile[16][16];
     __mmask16 bad = 0;
 #pragma GCC unroll 16
-    for (int k = 0; k < 16; k++) {
-        const __m512 v = _mm512_loadu_ps(x + (i0 + (size_t)k) * cols + j0);
-        bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(v), expo), expo);
-        _mm512_storeu_ps(tile[k], v);
-    }
+    for (int k = 0; k < 16; k++)
+        _mm512_storeu_ps(tile[k], _mm512_loadu_ps(x + (i0 + (size_t)k) * cols + j0));
 #pragma GCC unroll 16
     for (int h = 0; h < 2; h++) { /* columns 8h .. 8h + 7 */
         __m512d v[16];
@@ -271,76 +312,112 @@ static inline AVX512 void rht_tile(float *restrict dst, const float *restrict x,
                 v[j] = _mm512_add_pd(a, b);
                 v[j + hh] = _mm512_sub_pd(a, b);
             }
-        __mmask8 okall = 0xFF;
+        __m512i mx = _mm512_setzero_si512(), mn = _mm512_set1_epi64(-1);
 #pragma GCC unroll 16
         for (int k = 0; k < 16; k++) {
             __m512i u = _mm512_castpd_si512(v[k]);
-            const __m512i ea = _mm512_and_si512(_mm512_srli_epi64(u, 52), e11);
-            const __mmask8 ok = _mm512_cmpge_epu64_mask(ea, emin) & _mm512_cmple_epu64_mask(ea, emax);
-            okall &= ok | _mm512_testn_epi64_mask(u, absm);
+            const __m512i au = _mm512_and_si512(u, absm);
+            mx = _mm512_max_epu64(mx, au);
+            mn = _mm512_mask_min_epu64(mn, _mm512_test_epi64_mask(au, au), mn, au);
             const __m512i odd = _mm512_and_si512(_mm512_srli_epi64(u, 45), one);
             u = _mm512_and_si512(_mm512_add_epi64(u, _mm512_add_epi64(half, odd)), keep);
             _mm256_storeu_ps(&tile[k][8 * h], _mm512_cvtpd_ps(_mm512_castsi512_pd(u)));
         }
-        bad |= (__mmask16)((unsigned)(__mmask8)~okall << (8 * h));
+        const __mmask8 ok = _mm512_cmple_epu64_mask(mx, hi) & _mm512_cmpge_epu64_mask(mn, lo);
+        vmax[h] = _mm512_mask_max_epu64(vmax[h], ok, vmax[h], mx);
+        bad |= (__mmask16)((unsigned)(__mmask8)~ok << (8 * h));
     }
     if (bad) { /* the definition for the columns the vector form does not cover */
         for (int c = 0; c < 16; c++) {
             if (!((bad >> c) & 1u))
                 continue;
             float col[16];
-#pragma GCC unroll 16
             for (int k = 0; k < 16; k++)
                 col[k] = x[(i0 + (size_t)k) * cols + j0 + (size_t)c];
             fpsim_rht16(col, col);
-            for (int k = 0; k < 16; k++)
+            for (int k = 0; k < 16; k++) {
                 tile[k][c] = col[k];
+                const uint32_t ab = f2u(col[k]) & 0x7FFFFFFFu;
+                *bad_nan |= ab > 0x7F800000u;
+                *bad_max = ab <= 0x7F800000u && ab > *bad_max ? ab : *bad_max;
+            }
         }
     }
-#pragma GCC unroll 16
-    for (int k = 0; k < 16; k++) {
-        const __m512i a = _mm512_and_si512(_mm512_loadu_si512(tile[k]), abs32);
-        const __mmask16 isnan = _mm512_cmpgt_epi32_mask(a, expo);
-        *nan |= isnan;
-        *amax = _mm512_mask_max_epi32(*amax, (__mmask16)~isnan, *amax, a);
-    }
-    /* tile[k][c] -> dst[(j0 + c) * rows + i0 + k]: transposed in L1, then one 64-byte line per
-     * stored row, written past the caches when aligned (the copy is larger than the caches and
-     * is read back only by the next pass) */
-    _Alignas(64) float tt[16][16];
+    /* tt[c][k] = tile[k][c]: stored row j0 + c, elements i0 + k */
     for (int q = 0; q < 4; q++)
         transpose8x8(&tt[(q & 1) * 8][(q >> 1) * 8], 16, &tile[(q >> 1) * 8][(q & 1) * 8], 16);
-    float *d0 = dst + j0 * rows + i0;
-    if ((((uintptr_t)d0 | (rows * sizeof(float))) & 63u) == 0) {
-#pragma GCC unroll 16
-        for (int c = 0; c < 16; c++)
-            _mm512_stream_ps(d0 + (size_t)c * rows, _mm512_load_ps(tt[c]));
-    } else {
-#pragma GCC unroll 16
-        for (int c = 0; c < 16; c++)
-            _mm512_storeu_ps(d0 + (size_t)c * rows, _mm512_load_ps(tt[c]));
-    }
 }
 
-AVX512 uint32_t fpsim_block_rht_cols_avx512(float *restrict dst, const float *restrict x,
-                                            size_t rows, size_t cols, size_t j0, size_t nbands,
-                                            int *saw_nan)
+AVX512 uint32_t fpsim_block_rht_cols_avx512(float *restrict dst, uint16_t *restrict dst16,
+                                            const float *restrict x, size_t rows, size_t cols,
+                                            size_t j0, size_t nbands, int *saw_nan)
 {
-    __m512i amax = _mm512_setzero_si512();
-    __mmask16 nan = 0;
+    __m512i vmax[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+    uint32_t bad_max = 0;
+    int bad_nan = 0;
+    _Alignas(64) float tt[2][16][16];
     /* row blocks outside, bands inside: the input is read along its rows (nbands x 64 bytes per
-     * row), the rows of the next block prefetched */
-    for (size_t i0 = 0; i0 < rows; i0 += 16) {
-        if (i0 + 32 < rows)
-            for (size_t k = 0; k < 16; k++)
-                for (size_t b = 0; b < nbands; b++)
-                    _mm_prefetch((const char *)(x + (i0 + 32 + k) * cols + j0 + 16 * b), _MM_HINT_T0);
-        for (size_t b = 0; b < nbands; b++)
-            rht_tile(dst, x, rows, cols, i0, j0 + 16 * b, &amax, &nan);
+     * row), the rows of the next blocks prefetched; 32 rows per step for the BF16 copy so that
+     * each stored row receives a whole 64-byte line */
+    const size_t step = dst16 && rows % 32 == 0 ? 32 : 16;
+    for (size_t i0 = 0; i0 < rows; i0 += step) {
+        for (size_t b = 0; b < nbands; b++) {
+            const size_t jb = j0 + 16 * b;
+            for (size_t t = 0; t * 16 < step; t++)
+                rht_tile(tt[t], x, cols, i0 + 16 * t, jb, vmax, &bad_max, &bad_nan);
+            /* stored rows jb .. jb + 15, elements i0 .. i0 + step - 1; whole aligned lines are
+             * written past the caches (the copy is larger than the caches and is read back only
+             * by the next pass) */
+            if (dst16) {
+                uint16_t *d0 = dst16 + jb * rows + i0;
+                const int aligned = step == 32 && (((uintptr_t)d0 | (rows * 2u)) & 63u) == 0;
+#pragma GCC unroll 16
+                for (int c = 0; c < 16; c++) {
+                    /* the results are BF16 values (no NaN reaches here: the caller checks), so
+                     * the top halves of their bits are exact */
+                    const __m256i lo = _mm512_cvtepi32_epi16(
+                        _mm512_srli_epi32(_mm512_load_si512(tt[0][c]), 16));
+                    if (step == 16) {
+                        _mm256_storeu_si256((__m256i *)(d0 + (size_t)c * rows), lo);
+                        continue;
+                    }
+                    const __m256i hi = _mm512_cvtepi32_epi16(
+                        _mm512_srli_epi32(_mm512_load_si512(tt[1][c]), 16));
+                    const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+                    if (aligned)
+                        _mm512_stream_si512((__m512i *)(d0 + (size_t)c * rows), both);
+                    else
+                        _mm512_storeu_si512(d0 + (size_t)c * rows, both);
+                }
+            } else {
+                float *d0 = dst + jb * rows + i0;
+                const int aligned = (((uintptr_t)d0 | (rows * sizeof(float))) & 63u) == 0;
+#pragma GCC unroll 16
+                for (int c = 0; c < 16; c++) {
+                    if (aligned)
+                        _mm512_stream_ps(d0 + (size_t)c * rows, _mm512_load_ps(tt[0][c]));
+                    else
+                        _mm512_storeu_ps(d0 + (size_t)c * rows, _mm512_load_ps(tt[0][c]));
+                }
+            }
+        }
     }
     _mm_sfence(); /* the streamed lines are visible before another thread reads them */
-    *saw_nan |= nan != 0;
-    return (uint32_t)_mm512_reduce_max_epi32(amax);
+    /* the covered columns' max |v|, rounded to BF16 as the results were */
+    uint32_t m = bad_max;
+    for (int h = 0; h < 2; h++) {
+        const __m512i u = vmax[h];
+        const __m512i odd = _mm512_and_si512(_mm512_srli_epi64(u, 45), _mm512_set1_epi64(1));
+        const __m512i r = _mm512_and_si512(
+            _mm512_add_epi64(u, _mm512_add_epi64(_mm512_set1_epi64((1ll << 44) - 1), odd)),
+            _mm512_set1_epi64(~((1ll << 45) - 1)));
+        _Alignas(32) uint32_t f[8];
+        _mm256_store_si256((__m256i *)f, _mm256_castps_si256(_mm512_cvtpd_ps(_mm512_castsi512_pd(r))));
+        for (int l = 0; l < 8; l++)
+            m = f[l] > m ? f[l] : m;
+    }
+    *saw_nan |= bad_nan;
+    return m;
 }
 
 /* Twin of fpsim_block_amax_bits. */
@@ -398,10 +475,11 @@ void fpsim_block_pack_fp4_avx512(uint8_t *restrict dst, const uint8_t *restrict 
 {
     (void)dst, (void)codes, (void)n;
 }
-uint32_t fpsim_block_rht_cols_avx512(float *restrict dst, const float *restrict x, size_t rows,
-                                     size_t cols, size_t j0, size_t nbands, int *saw_nan)
+uint32_t fpsim_block_rht_cols_avx512(float *restrict dst, uint16_t *restrict dst16,
+                                     const float *restrict x, size_t rows, size_t cols, size_t j0,
+                                     size_t nbands, int *saw_nan)
 {
-    (void)dst, (void)x, (void)rows, (void)cols, (void)j0, (void)nbands, (void)saw_nan;
+    (void)dst, (void)dst16, (void)x, (void)rows, (void)cols, (void)j0, (void)nbands, (void)saw_nan;
     return 0;
 }
 uint32_t fpsim_block_amax_bits_avx512(const float *restrict x, size_t n, int *saw_nan)

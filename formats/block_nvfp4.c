@@ -361,6 +361,7 @@ static void sr_bytes(uint8_t *restrict rb, uint64_t k0, size_t n, uint64_t seed,
 
 /* Tile row g (one row for 1x16, 16 rows for 16x16): one row, one vector pass per chunk of blocks when every multiplier is
  * finite and nonzero (always under the TE chain). */
+NVFP4_CLONES
 static void nvfp4_row(const fpsim_block_plan *p, size_t g)
 {
     enum { NB = 128 };
@@ -375,13 +376,27 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t g)
     uint64_t sat = 0, zero = 0;
     for (size_t r = r0; r < r1; r++)
         memset(o->codes + r * o->code_stride, 0, o->code_stride);
-    for (size_t b0 = 0; b0 < o->scols; b0 += NB) {
-        const size_t nb = b0 + NB < o->scols ? NB : o->scols - b0;
+    /* a BF16 stored operand is widened chunk by chunk into xbuf (at most BFE elements of each of
+     * the tile's rows; exact: BF16 bits are the top half of the FP32 bits) */
+    enum { BFE = 512 };
+    float xbuf[16 * BFE];
+    const size_t step = p->src_bf16 ? BFE / tc : NB;
+    for (size_t b0 = 0; b0 < o->scols; b0 += step) {
+        const size_t nb = b0 + step < o->scols ? step : o->scols - b0;
         const size_t c0 = b0 * tc, c1 = (b0 + nb) * tc < p->qcols ? (b0 + nb) * tc : p->qcols;
         int all_fast = 1;
         uint32_t mb[NB];
         uint8_t nanb[NB];
-        fpsim_block_amax_tile(p->src + r0 * p->qcols + c0, p->qcols, r1 - r0, c1 - c0, tc, mb, nanb);
+        const float *x0 = p->src ? p->src + r0 * p->qcols + c0 : xbuf; /* (r0, c0) */
+        const size_t xstride = p->src ? p->qcols : c1 - c0;
+        if (!p->src)
+            for (size_t r = r0; r < r1; r++) {
+                const uint16_t *h = p->src_bf16 + r * p->qcols + c0;
+                float *d = xbuf + (r - r0) * (c1 - c0);
+                for (size_t i = 0; i < c1 - c0; i++)
+                    d[i] = u2f((uint32_t)h[i] << 16);
+            }
+        fpsim_block_amax_tile(x0, xstride, r1 - r0, c1 - c0, tc, mb, nanb);
         if (s->chain == FPSIM_NVFP4_TE) {
             /* the TE chain's block scales as runs: d = amax * (S_enc * fp32(1/6)), one E4M3
              * conversion pass, enc = fminf(1 / (float(s) * S_dec), FLT_MAX) */
@@ -418,30 +433,30 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t g)
         }
         }
         for (size_t r = r0; r < r1; r++) {
-            const float *xr = p->src + r * p->qcols;
+            const float *xc = x0 + (r - r0) * xstride; /* element c0 of row r */
             if (s->sr) {
                 /* element k of the stored operand: byte (k mod 4) of fpsim_sr_word(seed, stream,
                  * k / 4) = word (k/4) & 3 of the Philox block with counter k / 16 */
                 const uint64_t k0 = (uint64_t)r * p->qcols + c0;
                 sr_bytes(rbv, k0, c1 - c0, p->seed, p->stream);
                 if (all_fast) {
-                    sat += fpsim_block_fast_sr_row_bytes(tmp, xr + c0, c1 - c0, tc, fs, rbv,
+                    sat += fpsim_block_fast_sr_row_bytes(tmp, xc, c1 - c0, tc, fs, rbv,
                                                          &p->fast_sr, 6.0f);
                 } else {
                     for (size_t i = c0; i < c1; i++) {
-                        const float y = mul_torch(xr[i], fs[(i - c0) / tc]);
-                        sat += isfinite(xr[i]) && fabsf(y) > 6.0f;
+                        const float y = mul_torch(xc[i - c0], fs[(i - c0) / tc]);
+                        sat += isfinite(xc[i - c0]) && fabsf(y) > 6.0f;
                         tmp[i - c0] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem_sr,
                                                                (uint32_t)rbv[i - c0] << 24);
                     }
                 }
             } else if (all_fast) {
-                sat += fpsim_block_fast_row(tmp, xr + c0, c1 - c0, tc, fs, &p->fast, 6.0f);
+                sat += fpsim_block_fast_row(tmp, xc, c1 - c0, tc, fs, &p->fast, 6.0f);
             } else {
                 for (size_t i = c0; i < c1; i++) {
                     const float enc = fs[(i - c0) / tc];
-                    float y = clampf(mul_torch(xr[i], enc), -6.0f, 6.0f);
-                    sat += isfinite(xr[i]) && fabsf(mul_torch(xr[i], enc)) > 6.0f;
+                    float y = clampf(mul_torch(xc[i - c0], enc), -6.0f, 6.0f);
+                    sat += isfinite(xc[i - c0]) && fabsf(mul_torch(xc[i - c0], enc)) > 6.0f;
                     tmp[i - c0] = (uint8_t)fpsim_round_f32(f2u(y), &p->elem, 0);
                 }
             }

@@ -164,7 +164,8 @@ static float tensor_amax(const float *x, size_t n, int nan_policy, int threads)
  * whole band: transposed and transformed by the portable code. */
 typedef struct rht_cols_ctx {
     const float *x;
-    float *dst;
+    float *dst;       /* float copy, or NULL for ... */
+    uint16_t *dst16;  /* ... the BF16 copy */
     size_t rows, cols;
     uint32_t m;
     int nan;
@@ -178,22 +179,28 @@ static void rht_cols_bands(void *ctx, size_t b, size_t e)
     uint32_t m = 0;
     const size_t whole = c->cols / 16; /* bands of 16 columns in [b, e) */
     const size_t wend = e < whole ? e : whole;
-    for (size_t band = b; band < wend; band += 8) {
-        const size_t nb = wend - band < 8 ? wend - band : 8;
-        const uint32_t v = fpsim_block_rht_cols_avx512(c->dst, c->x, c->rows, c->cols, band * 16, nb,
-                                                       &nan);
+    for (size_t band = b; band < wend; band += 64) {
+        const size_t nb = wend - band < 64 ? wend - band : 64;
+        const uint32_t v = fpsim_block_rht_cols_avx512(c->dst, c->dst16, c->x, c->rows, c->cols,
+                                                       band * 16, nb, &nan);
         m = v > m ? v : m;
     }
     if (e > whole) {
-        for (size_t j = whole * 16; j < c->cols; j++) {
-            float *d = c->dst + j * c->rows;
-            for (size_t i = 0; i < c->rows; i++)
-                d[i] = c->x[i * c->cols + j];
-            for (size_t i = 0; i < c->rows; i += 16)
-                fpsim_rht16(d + i, d + i);
-            const uint32_t v = fpsim_block_amax_bits(d, c->rows, &nan);
-            m = v > m ? v : m;
-        }
+        for (size_t j = whole * 16; j < c->cols; j++)
+            for (size_t i0 = 0; i0 < c->rows; i0 += 16) {
+                float y[16];
+                for (size_t k = 0; k < 16; k++)
+                    y[k] = c->x[(i0 + k) * c->cols + j];
+                fpsim_rht16(y, y);
+                const uint32_t v = fpsim_block_amax_bits(y, 16, &nan);
+                m = v > m ? v : m;
+                for (size_t k = 0; k < 16; k++) {
+                    if (c->dst)
+                        c->dst[j * c->rows + i0 + k] = y[k];
+                    else
+                        c->dst16[j * c->rows + i0 + k] = (uint16_t)(f2u(y[k]) >> 16);
+                }
+            }
     }
     pthread_mutex_lock(&c->lock);
     c->m = m > c->m ? m : c->m;
@@ -469,19 +476,35 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
     int threads = opt.threads > 0 ? opt.threads : fpsim_threads_default();
     int rht_amax_done = 0, rht_nan = 0;
     uint32_t rht_m = 0;
+    const uint16_t *src_bf16 = NULL;
     if (cols_axis) {
         if (!grow_aligned(&out->work_src, &out->cap_work_src, rows * cols * sizeof(float)))
             return fpsim_fail(FPSIM_ENOMEM, "out of memory for a %zu x %zu transpose", cols, rows);
         tmp = out->work_src;
         if (rht && fpsim_block_have_avx512()) {
             /* TE: BF16 output of the Hadamard matmul, 16-vectors along the stored rows; the
-             * transpose, the transform and the post-RHT amax in one pass */
-            rht_cols_ctx rc = {x, tmp, rows, cols, 0, 0, PTHREAD_MUTEX_INITIALIZER};
-            fpsim_parallel_for((cols + 15) / 16, 4, rht_cols_bands, &rc, threads);
-            pthread_mutex_destroy(&rc.lock);
-            rht_amax_done = 1;
-            rht_m = rc.m;
-            rht_nan = rc.nan;
+             * transpose, the transform and the post-RHT amax in one pass. The copy is kept as
+             * BF16 bits (half the memory traffic; its values are BF16) unless the statistics
+             * need it as float or a result is NaN (a NaN payload need not fit in BF16): then
+             * it is made again in float. */
+            if (!(opt.want & FPSIM_QWANT_STATS)) {
+                rht_cols_ctx rc = {x, NULL, (uint16_t *)tmp, rows, cols, 0, 0, PTHREAD_MUTEX_INITIALIZER};
+                fpsim_parallel_for((cols + 15) / 16, 4, rht_cols_bands, &rc, threads);
+                pthread_mutex_destroy(&rc.lock);
+                if (!rc.nan) {
+                    rht_amax_done = 1;
+                    rht_m = rc.m;
+                    src_bf16 = (const uint16_t *)tmp;
+                }
+            }
+            if (!rht_amax_done) {
+                rht_cols_ctx rc = {x, tmp, NULL, rows, cols, 0, 0, PTHREAD_MUTEX_INITIALIZER};
+                fpsim_parallel_for((cols + 15) / 16, 4, rht_cols_bands, &rc, threads);
+                pthread_mutex_destroy(&rc.lock);
+                rht_amax_done = 1;
+                rht_m = rc.m;
+                rht_nan = rc.nan;
+            }
         } else {
             transpose_ctx t = {x, tmp, rows, cols};
             fpsim_parallel_for(cols, 64, transpose_rows, &t, threads);
@@ -542,7 +565,8 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
     }
 
     /* 3. Per-tensor values. */
-    p.src = src;
+    p.src = src_bf16 ? NULL : src;
+    p.src_bf16 = src_bf16;
     p.qrows = qrows;
     p.qcols = qcols;
     p.out = out;

@@ -325,10 +325,13 @@ uint64_t fpsim_block_fast_sr_row_avx512(uint8_t *restrict codes, const float *re
                                         uint32_t satbits, uint32_t *slow);
 void fpsim_block_pack_fp4_avx512(uint8_t *restrict dst, const uint8_t *restrict codes, size_t n);
 /* Stored rows j0 .. j0 + 16 nbands - 1 of the RHT'd columnwise copy of a rows x cols input (rows
- * a multiple of 16, j0 + 16 nbands <= cols): dst row j = fpsim_rht16 of each 16-vector of input
- * column j. Returns the max |y| bits over non-NaN results; *saw_nan |= any NaN. */
-uint32_t fpsim_block_rht_cols_avx512(float *restrict dst, const float *restrict x, size_t rows,
-                                     size_t cols, size_t j0, size_t nbands, int *saw_nan);
+ * a multiple of 16, j0 + 16 nbands <= cols): stored row j = fpsim_rht16 of each 16-vector of
+ * input column j, written as float to dst or, when dst is NULL, as BF16 bits to dst16 (exact
+ * unless a result is NaN: callers redo a copy that saw NaN in float). Returns the max |y| bits
+ * over non-NaN results; *saw_nan |= any NaN. */
+uint32_t fpsim_block_rht_cols_avx512(float *restrict dst, uint16_t *restrict dst16,
+                                     const float *restrict x, size_t rows, size_t cols, size_t j0,
+                                     size_t nbands, int *saw_nan);
 /* Stochastic rounding of a run scaled by f with the random word rbits[i] of element i (the
  * spec's sr_bits <= 8 at the top). */
 uint64_t fpsim_block_fast_sr_run(uint8_t *restrict codes, const float *restrict x, size_t n, float f,
@@ -347,6 +350,8 @@ typedef struct fpsim_block_plan {
     fpsim_spec scale8;    /* NVFP4 E4M3 block-scale conversion */
     float elem_max;
     const float *src;     /* stored operand, qrows x qcols row-major (rotated for RHT) */
+    const uint16_t *src_bf16; /* NVFP4 only: the stored operand as BF16 bits instead of src (the
+                                 RHT'd copy, whose values are BF16) */
     size_t qrows, qcols;
     fpsim_qtensor *out;
     float *dq;            /* stored-orientation dequant (qrows x qcols) or NULL */

@@ -294,15 +294,12 @@ static inline AVX512 void rht_tile(float tt[16][16], const float *restrict x, si
     float tile[16][16];
     __mmask16 bad = 0;
 #pragma GCC unroll 16
-    for (int k = 0; k < 16; k++)
-        _mm512_storeu_ps(tile[k], _mm512_loadu_ps(x + (i0 + (size_t)k) * cols + j0));
-#pragma GCC unroll 16
     for (int h = 0; h < 2; h++) { /* columns 8h .. 8h + 7 */
         __m512d v[16];
 #pragma GCC unroll 16
         for (int k = 0; k < 16; k++)
             v[k] = _mm512_mul_pd(_mm512_set1_pd(0.25 * rht_sign[k]),
-                                 _mm512_cvtps_pd(_mm256_loadu_ps(&tile[k][8 * h])));
+                                 _mm512_cvtps_pd(_mm256_loadu_ps(x + (i0 + (size_t)k) * cols + j0 + 8 * (size_t)h)));
 #pragma GCC unroll 4
         for (int hh = 1; hh < 16; hh <<= 1)
 #pragma GCC unroll 8

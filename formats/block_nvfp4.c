@@ -376,11 +376,11 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t g)
     uint64_t sat = 0, zero = 0;
     for (size_t r = r0; r < r1; r++)
         memset(o->codes + r * o->code_stride, 0, o->code_stride);
-    /* a BF16 stored operand is widened chunk by chunk into xbuf (at most BFE elements of each of
-     * the tile's rows; exact: BF16 bits are the top half of the FP32 bits) */
-    enum { BFE = 512 };
-    float xbuf[16 * BFE];
-    const size_t step = p->src_bf16 ? BFE / tc : NB;
+    /* a BF16 stored operand is widened chunk by chunk into xbuf (the chunk of each of the tile's
+     * rows; exact: BF16 bits are the top half of the FP32 bits) */
+    enum { BFE = 8192 };
+    float xbuf[BFE];
+    const size_t step = p->src_bf16 && BFE / (tr * tc) < NB ? BFE / (tr * tc) : NB;
     for (size_t b0 = 0; b0 < o->scols; b0 += step) {
         const size_t nb = b0 + step < o->scols ? step : o->scols - b0;
         const size_t c0 = b0 * tc, c1 = (b0 + nb) * tc < p->qcols ? (b0 + nb) * tc : p->qcols;

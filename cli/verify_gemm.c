@@ -273,16 +273,18 @@ static void promotion_probe(const gpu_config *g, FILE *md)
 }
 
 
-/* ---- Block-scaled split-K: the measured per-tensor rule and its nearest alternatives ----
+/* ---- Block-scaled split-K: the model's rule and its nearest alternatives ----
  *
- * The model's split-K for block scales (chunks of ceil(L/S) 128-blocks, each folded from zero,
- * partials summed in order) extends the rule measured on per-tensor GEMMs. To tell at once which
- * variant cuBLASLt runs if it is another, each partial is computed by the model on its own slice
- * of K (a plain block-scaled GEMM of that chunk) and the partials are combined four ways. */
-enum { ALT_CEIL, ALT_BALANCED, ALT_REVERSE, ALT_UNSPLIT, ALT_COUNT };
+ * How cuBLASLt cuts K for block-scaled split-K was measured on the H200 with this table (the
+ * model follows it: unit 128 for VEC128 x VEC128, 512 with a BLK128x128 operand). Each partial is
+ * computed by the model on its own slice of K (a plain block-scaled GEMM of that chunk) and the
+ * partials are combined five ways, so that a kernel that cuts or sums otherwise shows at once
+ * which variant it runs. */
+enum { ALT_UNIT128, ALT_UNIT512, ALT_BALANCED, ALT_REVERSE, ALT_UNSPLIT, ALT_COUNT };
 static const char *const alt_names[ALT_COUNT] = {
-    "chunks ceil(L/S) blocks, summed p0+p1+..", "chunks balanced (L/S +-1), in order",
-    "chunks ceil(L/S), summed last first", "no split (one chain of folds)"};
+    "chunks ceil(K/128S)*128, summed in order", "chunks ceil(K/512S)*512, summed in order",
+    "chunks balanced (L/S +-1 blocks), in order", "chunks ceil(K/128S)*128, last first",
+    "no split (one chain of folds)"};
 
 /* Partial C (M x N) of 128-blocks [b0, b1) under `model` (no splitk), scales sliced alike. */
 static fpsim_status chunk_partial(float *P, const float *A, const float *B, size_t M, size_t N, size_t K, size_t b0,
@@ -313,7 +315,7 @@ static fpsim_status splitk_alternatives(tally *t, const float *G, const float *A
                                         int threads)
 {
     if (S < 2 || S > 64) return FPSIM_OK;
-    size_t L = (K + 127) / 128, per = (L + (size_t)S - 1) / (size_t)S;
+    size_t L = (K + 127) / 128, per = (L + (size_t)S - 1) / (size_t)S, per4 = (L + 4 * (size_t)S - 1) / (4 * (size_t)S) * 4;
     float *P = malloc((size_t)S * M * N * sizeof *P), *R = malloc(M * N * sizeof *R);
     fpsim_status st = P && R ? FPSIM_OK : fpsim_fail(FPSIM_ENOMEM, "verify gemm: out of memory");
     const char *model = g->candidates[0];
@@ -323,7 +325,9 @@ static fpsim_status splitk_alternatives(tally *t, const float *G, const float *A
             bounds[nchunks++] = L;
         } else {
             for (int c = 0; c < S && b0 < L; c++) {
-                size_t nb = alt == ALT_BALANCED ? L / (size_t)S + ((size_t)c < L % (size_t)S) : per;
+                size_t nb = alt == ALT_BALANCED ? L / (size_t)S + ((size_t)c < L % (size_t)S)
+                            : alt == ALT_UNIT512 ? per4
+                                                 : per;
                 b0 = b0 + nb < L ? b0 + nb : L;
                 bounds[nchunks++] = b0;
             }

@@ -31,7 +31,8 @@
  * in the order cuBLASLt uses (measured on the H200, see fpsim_fold); other orders selectable.
  *
  * Split-K (",splitk=S"): what cuBLASLt's heuristic picks for small outputs with long K (seen:
- * 128x128x4096 bf16 and 64x64x8192 FP8 fast, 3 splits, reduction scheme COMPUTE_TYPE).
+ * 128x128x4096 bf16 and 64x64x8192 FP8, per-tensor and block-scaled, 3 splits, reduction scheme
+ * COMPUTE_TYPE); the chunking rule per scale mode is in fpsim_accum.splitk.
  *
  * Everything here is deterministic: each output element is computed by one thread from its own
  * row of A and row of B in a fixed order, so any thread count gives the same bits. */
@@ -79,9 +80,10 @@ typedef struct fpsim_accum {
     int result_bits;  /* block result truncated to this many significant bits (14 or 24) */
     int promote;      /* K-elements per chain before promotion into fp32; 0 = never (fast) */
     fpsim_fold fold;  /* block-scaled fold order (used only with block scales) */
-    int splitk;       /* > 1: K cut into splitk chunks of ceil(K / (splitk*128)) * 128 elements, each
+    int splitk;       /* > 1: K cut into splitk chunks of ceil(K / (splitk*U)) * U elements, each
                          reduced by the model from zero, the partial fp32 results summed in order
-                         (cuBLASLt split-K with reduction scheme COMPUTE_TYPE, measured); the fp64
+                         (cuBLASLt split-K with reduction scheme COMPUTE_TYPE, measured on the H200):
+                         U = 128, or 512 in block-scaled GEMMs with a BLK128x128 operand; the fp64
                          reference ignores it, the BLAS fp32 model refuses it */
     char name[64];    /* canonical name, e.g. "hopper-qgmma:promote=128" */
 } fpsim_accum;

@@ -243,11 +243,12 @@ static float dot_terms_unsplit(const fpsim_accum *acc, const fpsim_gemm_term *a,
     return total;
 }
 
-size_t fpsim_gemm_splitk_chunk(size_t K, int splitk)
+size_t fpsim_gemm_splitk_chunk(size_t K, int splitk, size_t unit)
 {
-    /* cuBLASLt split-K on sm_90 (measured, cuBLASLt 13.1): chunks of ceil(K / (S*128)) * 128. */
-    size_t unit = (size_t)splitk * 128;
-    return (K + unit - 1) / unit * 128;
+    /* cuBLASLt split-K on sm_90 (measured, cuBLASLt 13.1): chunks of ceil(K / (S*unit)) * unit,
+     * unit 128 (per-tensor, VEC128 x VEC128) or 512 (a BLK128x128 operand). */
+    size_t all = (size_t)splitk * unit;
+    return (K + all - 1) / all * unit;
 }
 
 float fpsim_gemm_dot_terms(const fpsim_accum *acc, const fpsim_gemm_term *a, const fpsim_gemm_term *b, size_t K,
@@ -256,7 +257,7 @@ float fpsim_gemm_dot_terms(const fpsim_accum *acc, const fpsim_gemm_term *a, con
     if (acc->splitk <= 1) return dot_terms_unsplit(acc, a, b, K, mbits_sum);
     /* Split-K: each chunk reduced from zero, the fp32 partials summed in chunk order
      * ((p0 + p1) + p2 ..., reduction scheme COMPUTE_TYPE). */
-    size_t chunk = fpsim_gemm_splitk_chunk(K, acc->splitk);
+    size_t chunk = fpsim_gemm_splitk_chunk(K, acc->splitk, FPSIM_SPLITK_UNIT);
     float total = 0.0f;
     for (size_t k0 = 0; k0 < K; k0 += chunk) {
         size_t n = K - k0 < chunk ? K - k0 : chunk;
@@ -288,7 +289,7 @@ float fpsim_gemm_dot_fp32_seq(const float *a, const float *b, size_t K)
 float fpsim_gemm_dot_fp32_seq_split(const float *a, const float *b, size_t K, int splitk)
 {
     if (splitk <= 1) return fpsim_gemm_dot_fp32_seq(a, b, K);
-    size_t chunk = fpsim_gemm_splitk_chunk(K, splitk);
+    size_t chunk = fpsim_gemm_splitk_chunk(K, splitk, FPSIM_SPLITK_UNIT);
     float total = 0.0f;
     for (size_t k0 = 0; k0 < K; k0 += chunk) {
         float part = fpsim_gemm_dot_fp32_seq(a + k0, b + k0, K - k0 < chunk ? K - k0 : chunk);

@@ -44,7 +44,10 @@ float fpsim_gemm_dot_terms(const fpsim_accum *acc, const fpsim_gemm_term *a, con
 double fpsim_gemm_dot_fp64(const float *a, const float *b, size_t K);
 float fpsim_gemm_dot_fp32_seq(const float *a, const float *b, size_t K);
 float fpsim_gemm_dot_fp32_seq_split(const float *a, const float *b, size_t K, int splitk);
-/* Elements per split-K chunk (cuBLASLt sm_90: ceil(K / (splitk*128)) * 128). */
-size_t fpsim_gemm_splitk_chunk(size_t K, int splitk);
+/* Elements per split-K chunk: ceil(K / (splitk*unit)) * unit. cuBLASLt 13.1 on sm_90, measured
+ * on the H200: unit = 128 for per-tensor scales and VEC128 x VEC128, 512 (four scale blocks)
+ * when an operand is BLK128x128 (fpsim_gemm_splitk_unit). */
+size_t fpsim_gemm_splitk_chunk(size_t K, int splitk, size_t unit);
+enum { FPSIM_SPLITK_UNIT = 128, FPSIM_SPLITK_UNIT_BLK128 = 512 };
 
 #endif

@@ -68,10 +68,15 @@ static float element_block_scaled(const gemm_job *j, size_t i, size_t n)
     if (fold == FPSIM_FOLD_AUTO) /* cuBLASLt 13.1 on sm_90, measured: see fpsim_fold */
         fold = j->sa->rows_per_block == 1 && j->sb->rows_per_block == 1 ? FPSIM_FOLD_MULB_FMA : FPSIM_FOLD_FMA;
     /* Split-K (cuBLASLt's heuristic for small outputs): chunks of whole 128-blocks, each folded
-     * from zero, partials summed in order. For block scales this extends the per-tensor rule
-     * measured on the H200; it has not been checked against block-scaled split-K outputs. */
+     * from zero, the fp32 partials summed in order. Measured on the H200 (cuBLASLt 13.1, 64x64x8192,
+     * S = 3): VEC128 x VEC128 cuts K like the per-tensor kernels (unit 128: 22, 22, 20 blocks);
+     * with a BLK128x128 operand (the tile-20 kernel) the unit is 512, four scale blocks (24, 24, 16). */
     size_t blocks_per_chunk = L;
-    if (j->acc->splitk > 1) blocks_per_chunk = fpsim_gemm_splitk_chunk(j->K, j->acc->splitk) / SCALE_BLOCK_K;
+    if (j->acc->splitk > 1) {
+        size_t unit = j->sa->rows_per_block == 1 && j->sb->rows_per_block == 1 ? FPSIM_SPLITK_UNIT
+                                                                                : FPSIM_SPLITK_UNIT_BLK128;
+        blocks_per_chunk = fpsim_gemm_splitk_chunk(j->K, j->acc->splitk, unit) / SCALE_BLOCK_K;
+    }
     double exact = 0.0;
     float total = 0.0f, acc = 0.0f;
     for (size_t kb = 0; kb < L; kb++) {

@@ -4,8 +4,11 @@
  *  vv{256,384,1024}: FP8 E4M3, VEC128 x VEC128 block scales, non-fast (fold auto = mulb-fma),
  *                    plus K=256 with B's scales all 1 and with A's all 1;
  *  bf16_4096:        BF16 128x128x4096, where the heuristic chose split-K 3 (COMPUTE_TYPE);
- *  fast8192:         FP8 E4M3 64x64x8192 FAST_ACCUM=1, split-K 3, scales 0.5 and 2.
- * Only the first 32 rows of A and B and the matching 32x32 block of C are stored (an output
+ *  fast8192:         FP8 E4M3 64x64x8192 FAST_ACCUM=1, split-K 3, scales 0.5 and 2;
+ *  vb8192, bv8192:   FP8 E4M3 64x64x8192 VEC128 x BLK128x128 and BLK128x128 x VEC128, non-fast,
+ *                    split-K 3: chunks of 512-element units (24, 24, 16 scale blocks), not the
+ *                    128-element units of the per-tensor kernels (22, 22, 20), which must miss.
+ * Only the first 32 (16 for vb/bv8192) rows of A and B and the matching block of C are stored (an output
  * depends only on its row of A and its row of B). Codes are decoded here by formula. */
 #include <math.h>
 #include <stdio.h>
@@ -114,6 +117,84 @@ static void vec128_case(size_t K, const char *c_name, int a_ones, int b_ones)
     free(A), free(B), free(sa), free(sb), free(want), free(C);
 }
 
+
+/* Sum of block-scaled partial GEMMs over K-chunks of `chunk_blocks` 128-blocks each (the model on
+ * each slice, partials added in order): the split-K rule written out by hand, for the check that
+ * the H200 data tells the 128-unit chunking from the 512-unit one. */
+static void split_by_hand(float *C, const float *A, const float *B, size_t M, size_t N, size_t K, const float *sa,
+                          size_t ra, int a_rpb, const float *sb, size_t rb, int b_rpb, size_t chunk_blocks)
+{
+    size_t L = K / 128;
+    float *P = malloc(M * N * sizeof *P), *a = malloc(M * K * sizeof *a), *b = malloc(N * K * sizeof *b);
+    float *xa = malloc(ra * L * sizeof *xa), *xb = malloc(rb * L * sizeof *xb);
+    fpsim_accum acc;
+    fpsim_accum_parse(&acc, "hopper-qgmma");
+    for (size_t i = 0; i < M * N; i++) C[i] = 0.0f;
+    for (size_t b0 = 0; b0 < L; b0 += chunk_blocks) {
+        size_t nb = L - b0 < chunk_blocks ? L - b0 : chunk_blocks, len = nb * 128;
+        for (size_t i = 0; i < M; i++) memcpy(a + i * len, A + i * K + b0 * 128, len * sizeof *a);
+        for (size_t i = 0; i < N; i++) memcpy(b + i * len, B + i * K + b0 * 128, len * sizeof *b);
+        for (size_t i = 0; i < ra; i++) memcpy(xa + i * nb, sa + i * L + b0, nb * sizeof *xa);
+        for (size_t i = 0; i < rb; i++) memcpy(xb + i * nb, sb + i * L + b0, nb * sizeof *xb);
+        fpsim_gemm_scales gsa = {xa, a_rpb}, gsb = {xb, b_rpb};
+        fpsim_gemm_args args = {FPSIM_E4M3, FPSIM_E4M3, 1, 1, &gsa, &gsb, 0};
+        if (fpsim_gemm_tn_ex(P, a, b, M, N, len, &acc, &args) != FPSIM_OK) {
+            fprintf(stderr, "gemm: %s\n", fpsim_last_error());
+            exit(1);
+        }
+        for (size_t i = 0; i < M * N; i++) C[i] = b0 ? C[i] + P[i] : P[i];
+    }
+    free(P), free(a), free(b), free(xa), free(xb);
+}
+
+static size_t count_equal(const float *x, const float *y, size_t n)
+{
+    size_t same = 0;
+    for (size_t i = 0; i < n; i++) same += memcmp(&x[i], &y[i], sizeof(float)) == 0;
+    return same;
+}
+
+/* Block-scaled split-K (S = 3) with a BLK128x128 operand: `name`_{a,b,sa,sb,c}. */
+static void blk_splitk_case(const char *name, int a_blk)
+{
+    char n[64];
+    size_t M, N, K, ra, rb, L, r, cc;
+    snprintf(n, sizeof n, "%s_a", name);
+    float *A = fp8_operand(n, &M, &K);
+    snprintf(n, sizeof n, "%s_b", name);
+    float *B = fp8_operand(n, &N, &K);
+    snprintf(n, sizeof n, "%s_sa", name);
+    float *sa = load(n, FPSIM_NPY_F32, &ra, &L);
+    snprintf(n, sizeof n, "%s_sb", name);
+    float *sb = load(n, FPSIM_NPY_F32, &rb, &L);
+    snprintf(n, sizeof n, "%s_c", name);
+    float *want = load(n, FPSIM_NPY_F32, &r, &cc), *C = malloc(M * N * sizeof *C);
+    int a_rpb = a_blk ? 128 : 1, b_rpb = a_blk ? 1 : 128;
+    fpsim_accum acc;
+    fpsim_accum_parse(&acc, "hopper-qgmma,splitk=3");
+    fpsim_gemm_scales gsa = {sa, a_rpb}, gsb = {sb, b_rpb};
+    fpsim_gemm_args args = {FPSIM_E4M3, FPSIM_E4M3, 1, 1, &gsa, &gsb, 0};
+    if (fpsim_gemm_tn_ex(C, A, B, M, N, K, &acc, &args) != FPSIM_OK) {
+        fprintf(stderr, "gemm: %s\n", fpsim_last_error());
+        exit(1);
+    }
+    char what[96];
+    snprintf(what, sizeof what, "%s K=%zu, split-K 3", a_blk ? "BLK128x128 x VEC128" : "VEC128 x BLK128x128", K);
+    compare(what, C, want, M * N);
+    /* Written out by hand: 24-block chunks must match, 22-block chunks (the per-tensor unit) not. */
+    split_by_hand(C, A, B, M, N, K, sa, ra, a_rpb, sb, rb, b_rpb, 24);
+    snprintf(what, sizeof what, "%s by hand, chunks of 24 blocks", name);
+    compare(what, C, want, M * N);
+    split_by_hand(C, A, B, M, N, K, sa, ra, a_rpb, sb, rb, b_rpb, 22);
+    size_t same = count_equal(C, want, M * N);
+    printf("%-44s %zu of %zu equal (must not be all)\n", "  chunks of 22 blocks (unit 128)", same, M * N);
+    if (same == M * N) {
+        failures++;
+        fprintf(stderr, "FAIL %s: 22-block chunks also match; the case does not discriminate\n", name);
+    }
+    free(A), free(B), free(sa), free(sb), free(want), free(C);
+}
+
 int main(void)
 {
     vec128_case(256, "vv256_c", 0, 0);
@@ -139,6 +220,9 @@ int main(void)
     fpsim_gemm_tn(C, A, B, M, N, K, &acc, 0.5f, 2.0f, FPSIM_E4M3, 0);
     compare("FP8 fast K=8192, split-K 3", C, want, M * N);
     free(A), free(B), free(want), free(C);
+
+    blk_splitk_case("vb8192", 0);
+    blk_splitk_case("bv8192", 1);
 
     if (failures) {
         fprintf(stderr, "test_gemm_h200: %d failure(s)\n", failures);

@@ -54,9 +54,17 @@ typedef struct amax_work {
     size_t n;
 } amax_work;
 
+/* The per-tensor dequantization factor (fpsim_gpu_qbuf tensor_values[2]) copied to its own
+ * allocation: cuBLASLt refused (status 15, NOT_SUPPORTED, at cublasLtMatmul on the H200) the scale
+ * pointer tensor_values + 2, which is only 8-byte aligned; cudaMalloc'd scales work. */
+typedef struct scale_work {
+    float *dst[2];
+    const float *src[2];
+} scale_work;
+
 typedef struct seq_work {
-    fpsim_gpu_work_fn fn[4];
-    void *ctx[4];
+    fpsim_gpu_work_fn fn[5];
+    void *ctx[5];
     int n;
 } seq_work;
 
@@ -76,6 +84,13 @@ static fpsim_status run_amax(void *c)
 {
     amax_work *a = c;
     return fpsim_gpu_amax_dev(a->out, a->x, 1, a->n, FPSIM_NAN_IGNORE, NULL);
+}
+
+static fpsim_status run_scales(void *c)
+{
+    scale_work *w = c;
+    fpsim_status st = fpsim_gpu_copy_dev_async(w->dst[0], w->src[0], sizeof(float));
+    return st ? st : fpsim_gpu_copy_dev_async(w->dst[1], w->src[1], sizeof(float));
 }
 
 static fpsim_status run_seq(void *c)
@@ -117,6 +132,7 @@ typedef struct layer_result {
     /* roofline estimates of the quantizers at copy bandwidth (ms) */
     double roof_t_x, roof_t_w, roof_b_x, roof_b_w;
     char algo_bf16[160], algo_t[160], algo_b[160];
+    char err_t[256], err_b[256]; /* a kind that failed: its message (times left 0), else "" */
 } layer_result;
 
 typedef struct bench_ctx {
@@ -149,10 +165,13 @@ static fpsim_status bench_tensor(layer_result *r, const bench_ctx *b, const laye
     memset(&qw, 0, sizeof qw);
     fpsim_gpu_gemm_plan *fast = NULL, *nonfast = NULL;
     uint32_t *amax = NULL;
+    float *scale_x = NULL, *scale_w = NULL;
     fpsim_status st;
     TRY(fpsim_gpu_qbuf_alloc(&qx, &b->tensor, T, K, FPSIM_AXIS_ROWS));
     TRY(fpsim_gpu_qbuf_alloc(&qw, &b->tensor, N, K, FPSIM_AXIS_ROWS));
     TRY(fpsim_gpu_alloc((void **)&amax, 2 * sizeof *amax));
+    TRY(fpsim_gpu_alloc((void **)&scale_x, sizeof *scale_x));
+    TRY(fpsim_gpu_alloc((void **)&scale_w, sizeof *scale_w));
 
     fpsim_qopts opt;
     fpsim_qopts_default(&opt);
@@ -178,14 +197,16 @@ static fpsim_status bench_tensor(layer_result *r, const bench_ctx *b, const laye
     fpsim_gpu_gemm_config cn = cf;
     cn.fast_accum = 0;
     fpsim_gpu_gemm_info info;
-    TRY(fpsim_gpu_gemm_plan_create(&nonfast, T, N, K, &cn, qx.tensor_values + 2, qw.tensor_values + 2, &info));
-    TRY(fpsim_gpu_gemm_plan_create(&fast, T, N, K, &cf, qx.tensor_values + 2, qw.tensor_values + 2, &info));
+    scale_work scales = {{scale_x, scale_w}, {qx.tensor_values + 2, qw.tensor_values + 2}};
+    TRY(run_scales(&scales));
+    TRY(fpsim_gpu_gemm_plan_create(&nonfast, T, N, K, &cn, scale_x, scale_w, &info));
+    TRY(fpsim_gpu_gemm_plan_create(&fast, T, N, K, &cf, scale_x, scale_w, &info));
     snprintf(r->algo_t, sizeof r->algo_t, "%s", info.algo);
     gemm_work g_fast = {fast, D, qx.codes, qw.codes}, g_nonfast = {nonfast, D, qx.codes, qw.codes};
     TRY(time_work(&r->t_gemm_fast, run_gemm, &g_fast, b->reps));
     TRY(time_work(&r->t_gemm_nonfast, run_gemm, &g_nonfast, b->reps));
-    seq_work step = {{run_quant, run_quant, run_gemm}, {&quant_x, &quant_w, &g_fast}, 3};
-    seq_work cached = {{run_quant, run_gemm}, {&quant_x, &g_fast}, 2};
+    seq_work step = {{run_quant, run_quant, run_scales, run_gemm}, {&quant_x, &quant_w, &scales, &g_fast}, 4};
+    seq_work cached = {{run_quant, run_scales, run_gemm}, {&quant_x, &scales, &g_fast}, 3};
     TRY(time_work(&r->t_step, run_seq, &step, b->reps));
     TRY(time_work(&r->t_cached, run_seq, &cached, b->reps));
     /* Roofline: the amax pass reads the bf16 input, the cast reads it again and writes a byte. */
@@ -197,6 +218,8 @@ done:
     fpsim_gpu_qbuf_free(&qx);
     fpsim_gpu_qbuf_free(&qw);
     fpsim_gpu_free(amax);
+    fpsim_gpu_free(scale_x);
+    fpsim_gpu_free(scale_w);
     return st;
 }
 
@@ -259,8 +282,10 @@ static fpsim_status bench_layer(layer_result *r, const bench_ctx *b, const layer
     snprintf(r->algo_bf16, sizeof r->algo_bf16, "%s", info.algo);
     gemm_work g = {plan, D, x, w};
     TRY(time_work(&r->bf16, run_gemm, &g, b->reps));
-    TRY(bench_tensor(r, b, l, x, w, D));
-    TRY(bench_block(r, b, l, x, w, D));
+    /* A failing FP8 kind is recorded with its message; the other kinds still run. */
+    if (bench_tensor(r, b, l, x, w, D)) snprintf(r->err_t, sizeof r->err_t, "%s", fpsim_last_error());
+    if (bench_block(r, b, l, x, w, D)) snprintf(r->err_b, sizeof r->err_b, "%s", fpsim_last_error());
+    fpsim_gpu_sync();
 done:
     fpsim_gpu_gemm_plan_free(plan);
     fpsim_gpu_free(x);
@@ -303,6 +328,16 @@ static void print_json_layer(const layer_shape *l, const layer_result *r, size_t
            "\"cached_w_ms\": %.5g, \"roofline_quant_x_ms\": %.5g, \"roofline_quant_w_ms\": %.5g, \"algo\": \"%s\"},",
            r->t_gemm_fast, r->t_gemm_nonfast, r->t_amax_x, r->t_amax_w, r->t_cast_x, r->t_cast_w, r->t_quant_x,
            r->t_quant_w, r->t_step, r->t_cached, r->roof_t_x, r->roof_t_w, r->algo_t);
+    if (r->err_t[0]) {
+        printf("\n   \"tensor_error\": ");
+        fpsim_cli_json_string(stdout, r->err_t);
+        printf(",");
+    }
+    if (r->err_b[0]) {
+        printf("\n   \"block_error\": ");
+        fpsim_cli_json_string(stdout, r->err_b);
+        printf(",");
+    }
     printf("\n   \"block\": {\"gemm_ms\": %.5g, \"quant_x_ms\": %.5g, \"quant_w_ms\": %.5g, \"step_ms\": %.5g, "
            "\"cached_w_ms\": %.5g, \"roofline_quant_x_ms\": %.5g, \"roofline_quant_w_ms\": %.5g, \"algo\": \"%s\"},",
            r->b_gemm, r->b_quant_x, r->b_quant_w, r->b_step, r->b_cached, r->roof_b_x, r->roof_b_w, r->algo_b);
@@ -313,6 +348,8 @@ static void print_text_layer(const layer_shape *l, const layer_result *r)
 {
     double recal = (r->t_quant_x - r->t_cast_x) + (r->t_quant_w - r->t_cast_w);
     printf("%s (N %zu, K %zu): bf16 GEMM %.4f ms\n", l->name, l->N, l->K, r->bf16);
+    if (r->err_t[0]) printf("  fp8 per-tensor FAILED: %s\n", r->err_t);
+    if (r->err_b[0]) printf("  fp8 block FAILED: %s\n", r->err_b);
     printf("  fp8 per-tensor: GEMM %.4f ms (%.2fx; non-fast %.4f ms, %.2fx); quantize X %.4f + W %.4f ms "
            "(casts %.4f + %.4f, recalibration %.4f); step %.4f ms (%.2fx), W cached %.4f ms (%.2fx); "
            "at the copy roofline %.2fx\n",
@@ -346,6 +383,7 @@ int bench_gemm_linear(int json, size_t T, int reps)
     fpsim_gpu_describe(desc, sizeof desc);
     layer_result r[NL], sum;
     memset(&sum, 0, sizeof sum);
+    int failed_kinds = 0;
     if (json) {
         printf("{\"experiment\": \"fp8-linear-speed\", \"tokens\": %zu, \"reps\": %d, \"copy_gbps\": %.1f, "
                "\"schemes\": {\"tensor\": \"fp8-tensor:mode=current\", \"block_x\": "
@@ -366,6 +404,7 @@ int bench_gemm_linear(int json, size_t T, int reps)
             fpsim_cli_error(CMD, "%s: %s", layers[i].name, fpsim_last_error());
             return FPSIM_EXIT_FAILURE;
         }
+        failed_kinds += (r[i].err_t[0] != 0) + (r[i].err_b[0] != 0);
         if (json) print_json_layer(&layers[i], &r[i], T, i == 0);
         else print_text_layer(&layers[i], &r[i]);
         /* The timings are the leading doubles of layer_result (up to algo_bf16): sum them. */
@@ -392,6 +431,10 @@ int bench_gemm_linear(int json, size_t T, int reps)
                ratio(sum.bf16, sum.b_gemm + sum.roof_b_x + sum.roof_b_w));
         printf("  NeMo RL reports 15-25%% (1.15-1.25x) from FP8 linear layers and 2-3%% of step time for dynamic "
                "recalibration (experiments/fp8-linear-speed/README.md: why these differ)\n");
+    }
+    if (failed_kinds) {
+        fpsim_cli_error(CMD, "%d layer/kind combination(s) failed (see above); their times are 0", failed_kinds);
+        return FPSIM_EXIT_FAILURE;
     }
     return FPSIM_EXIT_OK;
 }

@@ -12,9 +12,14 @@ import sys
 
 def main():
     res = json.load(open(sys.argv[1]))
+    if not res["layers"]:
+        sys.exit("table.py: no layer was measured (see the bench's error output)")
     out = sys.argv[2]
     rows = []
     for L in res["layers"]:
+        for kind in ("tensor", "block"):
+            if L.get(f"{kind}_error"):
+                sys.exit(f"table.py: {L['layer']} {kind} failed on the GPU: {L[kind + '_error']}")
         t, b = L["tensor"], L["block"]
         recal = (t["quant_x_ms"] - t["cast_x_ms"]) + (t["quant_w_ms"] - t["cast_w_ms"])
         rows.append({

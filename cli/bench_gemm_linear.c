@@ -55,8 +55,9 @@ typedef struct amax_work {
 } amax_work;
 
 /* The per-tensor dequantization factor (fpsim_gpu_qbuf tensor_values[2]) copied to its own
- * allocation: cuBLASLt refused (status 15, NOT_SUPPORTED, at cublasLtMatmul on the H200) the scale
- * pointer tensor_values + 2, which is only 8-byte aligned; cudaMalloc'd scales work. */
+ * allocation. With the scale pointer tensor_values + 2 (8-byte aligned) cublasLtMatmul returned
+ * status 15 (NOT_SUPPORTED) on the H200; every scale pointer that worked was cudaMalloc'd (256-byte
+ * aligned), so the alignment is the likely cause (not yet confirmed by a run with this copy). */
 typedef struct scale_work {
     float *dst[2];
     const float *src[2];

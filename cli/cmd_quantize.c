@@ -342,14 +342,28 @@ static const char *first_difference(const fpsim_qtensor *c, const fpsim_qtensor 
     if ((nvfp4 || tensor) && memcmp(&c->global_scale, &g->global_scale, sizeof(float))) return "global scale";
     if (nvfp4 && memcmp(&c->s_enc, &g->s_enc, sizeof(float))) return "encode scale (s_enc)";
     if (tensor && memcmp(&c->tensor_scale, &g->tensor_scale, sizeof(float))) return "tensor scale";
+    if (differs(c->dequant, g->dequant, c->rows * c->cols * sizeof(float))) return "dequant";
+    /* Statistics: counts, maxima and the exact sums (fpsim_qstats.h), all equal by construction
+     * (gpu/block_stats.cuh keeps the CPU's summation order). */
+    const fpsim_qstats *a = &c->stats, *b = &g->stats;
+    if (a->count != b->count || a->finite != b->finite || a->nan != b->nan || a->inf != b->inf ||
+        a->nan_out != b->nan_out || a->flushed != b->flushed || a->saturated != b->saturated ||
+        a->zero_blocks != b->zero_blocks || a->blocks != b->blocks)
+        return "statistics (counts)";
+    const double ca[5] = {a->amax, a->max_abs_err, fpsim_xsum_value(&a->sum_ref2), fpsim_xsum_value(&a->sum_err2),
+                          fpsim_xsum_value(&a->sum_err)};
+    const double gb[5] = {b->amax, b->max_abs_err, fpsim_xsum_value(&b->sum_ref2), fpsim_xsum_value(&b->sum_err2),
+                          fpsim_xsum_value(&b->sum_err)};
+    if (memcmp(ca, gb, sizeof ca)) return "statistics (maxima or sums)";
     return NULL;
 }
 #endif
 
-/* Quantize on the chosen device. The GPU kernels (gpu/fpsim_gpu.h) produce codes and scales but
- * not the dequantized tensor or statistics: those come from the CPU emulator, run as well, and
- * every GPU output is checked bit for bit against it, so the file describes the GPU's bits.
- * *mismatch receives the name of an output where they differ (an exit-1 failure). */
+/* Quantize on the chosen device. With --device gpu the GPU (gpu/fpsim_gpu.h) produces every
+ * output (codes, scales, cuBLAS layout, per-tensor values, the dequantized tensor and the
+ * statistics); the CPU emulator runs as well and each GPU output is checked bit for bit against
+ * it; the GPU's tensor is the one written. *mismatch receives the name of an output where they
+ * differ (an exit-1 failure). */
 static fpsim_status quantize_on(fpsim_qtensor *q, const char *device, const fpsim_scheme *s,
                                 const fpsim_tensor2d *x, const fpsim_qopts *o, const char **mismatch)
 {
@@ -363,6 +377,11 @@ static fpsim_status quantize_on(fpsim_qtensor *q, const char *device, const fpsi
     st = x->dtype == FPSIM_TENSOR_BF16 ? fpsim_gpu_block_quantize_bf16(&g, s, x->bf16, x->rows, x->cols, o)
                                        : fpsim_gpu_block_quantize(&g, s, x->f32, x->rows, x->cols, o);
     if (!st) *mismatch = first_difference(q, &g);
+    if (!st && !*mismatch) { /* write the GPU's result (equal to the CPU's in every byte) */
+        fpsim_qtensor t = *q;
+        *q = g;
+        g = t;
+    }
     fpsim_qtensor_free(&g);
 #endif
     return st;

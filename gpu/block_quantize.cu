@@ -20,6 +20,7 @@
 
 #include "block_rules.cuh"
 #include "fpsim_formats.h"
+#include "fpsim_qstats.h"
 #include "gpu_internal.cuh"
 
 namespace {
@@ -42,7 +43,16 @@ struct qargs {
     uint64_t seed;
     uint32_t stream;
     int want_cublas;
+    unsigned long long *counters; /* statistics wanted: [0] saturated elements, [1] zero-amax
+                                   * blocks (the quantizer alone sees them); NULL: not counted */
 };
+
+/* Statistics counters (formats/block_*.c): a finite input whose scaled value (before the NVFP4
+ * torch chains' clamp) exceeds the element maximum is saturated; a block whose amax is 0 counts. */
+__device__ __forceinline__ uint32_t saturates(float x, float y_pre, float elem_max)
+{
+    return isfinite(x) && fabsf(y_pre) > elem_max;
+}
 
 /* Stored element (r, k) of the operand: x[r][k] rowwise, x[k][r] columnwise. */
 template <int BF16> __device__ __forceinline__ float load_elem(const qargs &a, size_t r, size_t k)
@@ -367,15 +377,22 @@ template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) blo
         if (r >= a.qrows || k0 >= a.qcols) continue;
         /* Elements: the scheme's scaling (one FP32 operation), then the shared core. */
         uint32_t code[C];
+        uint32_t sat = 0;
 #pragma unroll
         for (int j = 0; j < C; j++) {
             float y = scale_element(a, v[j], ts);
+            if (a.counters && k0 + j < a.qcols) {
+                const int clamps = a.kind == FPSIM_KIND_NVFP4 && a.chain != FPSIM_NVFP4_TE;
+                sat += saturates(v[j], clamps ? fpsim_mul_torch(v[j], ts.mult) : y, fpsim_elem_max_dev(a.elem));
+            }
             uint32_t rb = a.sr ? sr_bits_of(a, (uint64_t)r * a.qcols + k0 + j) : 0u;
             code[j] = fpsim_round_f32(__float_as_uint(y), &es, rb);
             if (k0 + j >= a.qcols) code[j] = 0; /* the padding nibble of an odd FP4 row stays 0 */
         }
         store_codes<C>(a, a.codes + r * a.code_stride, k0, code);
+        if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
         if (a.kind == FPSIM_KIND_FP8_TENSOR || (r % a.TR) != 0 || (c % a.G) != 0) continue;
+        if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);
         size_t sr_ = r / a.TR, sc_ = c / a.G;
         size_t si = sr_ * a.scols + sc_;
         a.scale_inv[si] = ts.inv;
@@ -398,6 +415,8 @@ template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) blo
 }
 
 #include "block_rows_kernel.cuh"
+#include "block_cols_kernel.cuh"
+#include "block_stats.cuh"
 
 /* amax of |x|: per-thread max over a grid-stride loop, warp reduce, one atomicMax per warp. */
 template <int BF16> __global__ void amax_kernel(uint32_t *out, const void *x, size_t n, int nan_ignore)
@@ -572,6 +591,7 @@ extern "C" fpsim_status fpsim_gpu_qbuf_alloc(fpsim_gpu_qbuf *b, const fpsim_sche
         st = fpsim_gpu_alloc((void **)&b->cublas_f32, g.cublas_rows * g.cublas_cols * 4);
     if (st == FPSIM_OK) st = fpsim_gpu_alloc((void **)&b->tensor_values, 4 * sizeof(float));
     if (st == FPSIM_OK) st = fpsim_gpu_alloc((void **)&b->amax_bits, sizeof(uint32_t));
+    if (st == FPSIM_OK) st = fpsim_gpu_alloc((void **)&b->counters, 2 * sizeof(unsigned long long));
     if (st != FPSIM_OK) fpsim_gpu_qbuf_free(b);
     return st;
 }
@@ -585,6 +605,7 @@ extern "C" void fpsim_gpu_qbuf_free(fpsim_gpu_qbuf *b)
     fpsim_gpu_free(b->cublas_f32);
     fpsim_gpu_free(b->tensor_values);
     fpsim_gpu_free(b->amax_bits);
+    fpsim_gpu_free(b->counters);
     memset(b, 0, sizeof *b);
 }
 
@@ -675,6 +696,10 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     a.seed = o.seed;
     a.stream = o.stream;
     a.want_cublas = (o.want & FPSIM_QWANT_CUBLAS) != 0 && (out->cublas_codes || out->cublas_f32);
+    if ((o.want & FPSIM_QWANT_STATS) && out->counters) {
+        FPSIM_CUDA_TRY(cudaMemsetAsync(out->counters, 0, 2 * sizeof(unsigned long long), cs));
+        a.counters = out->counters;
+    }
 
     unsigned threads = (unsigned)(g.RC * g.CC);
     size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (threads > 256 ? 4 : 8);
@@ -686,6 +711,22 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         kernel = a.bf16 ? block_quantize_kernel<16, 1, 256> : block_quantize_kernel<16, 0, 256>;
     else
         kernel = a.bf16 ? block_quantize_kernel<32, 1, 256> : block_quantize_kernel<32, 0, 256>;
+
+    /* Kernel v5 for columnwise 1 x TC tiles whose blocks fill the shape (block_cols_kernel.cuh). */
+    block_cols_kernel_fn fast_cols = NULL;
+    unsigned cols_blocks = 0;
+    if (o.axis == FPSIM_AXIS_COLS && g.TR == 1 && rows * cols < ((size_t)1 << 31) && s->kind != FPSIM_KIND_FP8_TENSOR) {
+        const size_t rin = g.TC > 32 ? (size_t)g.TC : 32, cin = 2048 / rin;
+        if (rows % rin == 0 && cols % cin == 0)
+            fast_cols = block_cols_kernel_pick(&a.es, s->kind, g.TC, a.sr, a.rht, a.bf16);
+        int per_sm = 0;
+        if (fast_cols &&
+            (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_cols, 256, 0) != cudaSuccess || per_sm < 1))
+            per_sm = 2;
+        const size_t nblk = (rows / rin) * (cols / cin);
+        const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
+        cols_blocks = (unsigned)(nblk < cap ? nblk : cap);
+    }
 
     /* The tensor amax (over the stored operand: after the RHT when there is one), unless given.
      * Like the CPU driver: NVFP4 and per-tensor FP8 need it; other kinds report NaN, or with
@@ -701,7 +742,10 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
             qargs am = a;
             am.amax_only = 1;
             am.amax_out = out->amax_bits;
-            kernel<<<blocks, threads, 0, cs>>>(am);
+            if (fast_cols)
+                fast_cols<<<cols_blocks, 256, 0, cs>>>(am, (uint32_t)rows, (uint32_t)cols);
+            else
+                kernel<<<blocks, threads, 0, cs>>>(am);
             FPSIM_CUDA_LAUNCHED("block_quantize_kernel (amax)");
         } else if ((st = fpsim_gpu_amax_dev(out->amax_bits, x, a.bf16, rows * cols, finite_amax ? 2 : s->nan, cs)) !=
                    FPSIM_OK) {
@@ -726,6 +770,11 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
                                                     : cols % (size_t)g.TC == 0 && g.TC % V == 0 && g.TC / V <= 32;
         tc = s->kind == FPSIM_KIND_FP8_TENSOR ? 0u : (uint32_t)g.TC;
         if (fits) fast = block_rows_kernel_pick(&a.es, a.sr, a.bf16);
+    }
+    if (fast_cols) {
+        fast_cols<<<cols_blocks, 256, 0, cs>>>(a, (uint32_t)rows, (uint32_t)cols);
+        FPSIM_CUDA_LAUNCHED("block_cols_kernel");
+        return FPSIM_OK;
     }
     if (fast) {
         size_t warps = cdiv(n, 32 * V);
@@ -758,6 +807,91 @@ fpsim_status take(void **p, size_t bytes)
     *p = bytes ? malloc(bytes) : NULL;
     if (bytes && !*p) return fpsim_fail(FPSIM_ENOMEM, "gpu block quantize: no host memory for %zu bytes", bytes);
     return FPSIM_OK;
+}
+
+/* The dequantized tensor and the statistics of the quantized buffers b (block_stats.cuh), into
+ * out->dequant / out->stats as the CPU fills them. global_amax: the tensor amax the quantizer
+ * used (fp8-tensor counts its one block as zero when it is 0). */
+fpsim_status dequant_stats(fpsim_qtensor *out, const fpsim_gpu_qbuf *b, const fpsim_scheme *s, const void *dx,
+                           int bf16, size_t rows, size_t cols, const fpsim_qopts *o, float global_amax)
+{
+    geom g;
+    fpsim_status st = geometry(&g, s, rows, cols, o->axis);
+    if (st != FPSIM_OK) return st;
+    stats_args a;
+    memset(&a, 0, sizeof a);
+    fpsim_spec scale8;
+    if ((st = element_specs(&a.es, &scale8, s)) != FPSIM_OK) return st;
+    a.x = dx;
+    a.bf16 = bf16;
+    a.axis = o->axis;
+    a.rht = s->kind == FPSIM_KIND_NVFP4 && s->rht && o->axis == FPSIM_AXIS_COLS;
+    a.fp4 = s->elem == FPSIM_E2M1;
+    a.per_tensor = s->kind == FPSIM_KIND_FP8_TENSOR;
+    a.nvfp4 = s->kind == FPSIM_KIND_NVFP4;
+    a.rows = rows;
+    a.cols = cols;
+    a.qrows = b->qrows;
+    a.qcols = b->qcols;
+    a.code_stride = b->code_stride;
+    a.scols = b->scols;
+    a.TR = g.TR;
+    a.TC = g.TC;
+    a.codes = b->codes;
+    a.scale_inv = b->scale_inv;
+    a.tvals = b->tensor_values;
+    a.gdec_from_tvals = a.nvfp4;
+    const int want_dq = (o->want & FPSIM_QWANT_DEQUANT) != 0, want_st = (o->want & FPSIM_QWANT_STATS) != 0;
+    row_stats *d_rows = NULL, *h_rows = NULL;
+    float *d_dq = NULL;
+    unsigned long long cnt[2] = {0, 0};
+    st = fpsim_gpu_alloc((void **)&d_rows, b->qrows * sizeof(row_stats));
+    if (st == FPSIM_OK && want_dq) st = fpsim_gpu_alloc((void **)&d_dq, rows * cols * sizeof(float));
+    if (st == FPSIM_OK) {
+        a.dq = d_dq;
+        a.out = d_rows;
+        size_t nb = cdiv(b->qrows * 4, 256);
+        dequant_stats_kernel<<<(unsigned)nb, 256>>>(a);
+        cudaError_t e = cudaGetLastError();
+        if (e == cudaSuccess) e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) st = fpsim_gpu_fail_cuda(e, "dequant_stats_kernel");
+    }
+    if (st == FPSIM_OK && want_dq) {
+        st = take((void **)&out->dequant, rows * cols * sizeof(float));
+        out->cap_dequant = rows * cols * sizeof(float);
+        if (st == FPSIM_OK) st = fpsim_gpu_copy(out->dequant, d_dq, rows * cols * sizeof(float), 1);
+    }
+    if (st == FPSIM_OK && want_st) {
+        h_rows = (row_stats *)malloc(b->qrows * sizeof(row_stats));
+        if (!h_rows) st = fpsim_fail(FPSIM_ENOMEM, "gpu block quantize: no host memory for the statistics");
+        if (st == FPSIM_OK) st = fpsim_gpu_copy(h_rows, d_rows, b->qrows * sizeof(row_stats), 1);
+        if (st == FPSIM_OK) st = fpsim_gpu_copy(cnt, b->counters, sizeof cnt, 1);
+    }
+    if (st == FPSIM_OK && want_st) {
+        fpsim_qstats *t = &out->stats;
+        fpsim_qstats_init(t);
+        for (size_t r = 0; r < b->qrows; r++) {
+            const row_stats *q = &h_rows[r];
+            t->count += b->qcols;
+            t->finite += q->finite;
+            t->nan += q->nan;
+            t->inf += q->inf;
+            t->nan_out += q->nan_out;
+            t->flushed += q->flushed;
+            t->amax = q->amax > t->amax ? q->amax : t->amax;
+            t->max_abs_err = q->maxe > t->max_abs_err ? q->maxe : t->max_abs_err;
+            fpsim_xsum_add(&t->sum_ref2, q->sr2);
+            fpsim_xsum_add(&t->sum_err, q->se);
+            fpsim_xsum_add(&t->sum_err2, q->se2);
+        }
+        t->saturated = cnt[0];
+        t->zero_blocks = s->kind == FPSIM_KIND_FP8_TENSOR ? (global_amax == 0.0f) : cnt[1];
+        t->blocks = s->kind == FPSIM_KIND_FP8_TENSOR ? 1 : b->srows * b->scols;
+    }
+    free(h_rows);
+    fpsim_gpu_free(d_rows);
+    fpsim_gpu_free(d_dq);
+    return st;
 }
 
 fpsim_status quantize_host(fpsim_qtensor *out, const fpsim_scheme *s, const void *x, int bf16, size_t rows,
@@ -827,6 +961,8 @@ fpsim_status quantize_host(fpsim_qtensor *out, const fpsim_scheme *s, const void
         out->global_scale = tv[2];
         out->tensor_scale = tv[3];
     }
+    if (st == FPSIM_OK && (o.want & (FPSIM_QWANT_STATS | FPSIM_QWANT_DEQUANT)))
+        st = dequant_stats(out, &b, s, dx, bf16, rows, cols, &o, tv[0]);
     fpsim_gpu_free(dx);
     fpsim_gpu_qbuf_free(&b);
     return st;

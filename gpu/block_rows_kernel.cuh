@@ -103,15 +103,31 @@ __global__ void __launch_bounds__(256) block_rows_kernel(qargs a, uint32_t n, ui
         else
 #pragma unroll
             for (int j = 0; j < V; j++) rb[j] = 0;
+        /* Scale: one multiply per element, no branch; the rare path (a NaN product, or a tile whose
+         * rule is not a plain multiply) redoes the group with the exact emulation. */
+        float y[V];
+        uint32_t rare = !plain, sat = 0;
+        const float elem_max = fpsim_elem_max_dev(a.elem);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            y[j] = __fmul_rn(v[j], ts.mult);
+            rare |= fpsim_isnan_bits(__float_as_uint(y[j]));
+            if (a.counters) sat += saturates(v[j], y[j], elem_max);
+            if (clamp6) y[j] = y[j] < -6.0f ? -6.0f : (y[j] > 6.0f ? 6.0f : y[j]);
+        }
+        if (rare) {
+            sat = 0;
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                y[j] = scale_element(a, v[j], ts);
+                if (a.counters) sat += saturates(v[j], clamp6 ? fpsim_mul_torch(v[j], ts.mult) : y[j], elem_max);
+            }
+        }
+        if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
         uint32_t packed[V / 4] = {};
 #pragma unroll
         for (int j = 0; j < V; j++) {
-            float y = __fmul_rn(v[j], ts.mult);
-            if (!plain || fpsim_isnan_bits(__float_as_uint(y)))
-                y = scale_element(a, v[j], ts); /* the rare path: x86 NaN order, divisions */
-            else if (clamp6)
-                y = y < -6.0f ? -6.0f : (y > 6.0f ? 6.0f : y);
-            const uint32_t c = fpsim_round_f32_fixed<F, MODE, FULL>(__float_as_uint(y), es, rb[j]);
+            const uint32_t c = fpsim_round_f32_fixed<F, MODE, FULL>(__float_as_uint(y[j]), es, rb[j]);
             if (F == FPSIM_E2M1)
                 packed[j / 8] |= (c & 0xFu) << (4 * (j % 8));
             else
@@ -129,7 +145,8 @@ __global__ void __launch_bounds__(256) block_rows_kernel(qargs a, uint32_t n, ui
                 *reinterpret_cast<uint32_t *>(a.codes + f) = packed[0];
         }
         if (per_tensor || (lane & (lanes_per_tile - 1u)) != 0) continue;
-        /* The first lane of a tile writes its scale. */
+        /* The first lane of a tile writes its scale (and counts a zero-amax block). */
+        if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);
         const uint32_t t = f / tc, row = f / cols, sc = (f - row * cols) / tc;
         a.scale_inv[t] = ts.inv;
         if (a.scale_codes) a.scale_codes[t] = (uint8_t)ts.code;

@@ -4,6 +4,9 @@
 #   bash gpu/device_run.sh            build, ctest -L gpu, verify --device gpu (2^24 float32 sample
 #                                     per conversion; blocks), bench quantize --json, torch baselines
 #   FULL=1 bash gpu/device_run.sh     verify over all 2^32 float32 inputs instead of the sample
+#   FULL_AFTER=SECONDS                after the sample verify and the bench, also run the exhaustive
+#                                     element sweep (verify --device gpu --full --no-blocks) with
+#                                     that time limit (full.log)
 #   ONLY=TEXT                         restrict verify to cases containing TEXT
 #   SKIP=build,ctest,verify,bench,torch   steps to leave out (comma list)
 #   BUILD=min                         skip the CMake attempt, build with gpu/tools/build_min.sh
@@ -92,6 +95,16 @@ print(f"torch {d['torch']} copy {d['copy']['gbps']} GB/s")
 for r in d["results"]:
     print(f"{r['case']:34s} {r['mode']:7s} " + (f"{r['gbps']:7.0f} GB/s" if 'gbps' in r else r.get('error', '')))
 PY
+fi
+
+if [ -n "${FULL_AFTER:-}" ] && [ -n "$FPSIM" ]; then
+  t=$(date +%s)
+  fargs=(verify --device gpu --full --no-blocks)
+  [ -n "${ONLY:-}" ] && fargs+=(--only "$ONLY")
+  timeout "$FULL_AFTER" "$FPSIM" "${fargs[@]}" > "$OUT/full.log" 2>&1
+  rc=$?
+  echo "verify --full: rc=$rc ($(( $(date +%s) - t )) s); $(grep -c '^f32->' "$OUT/full.log") float32 rows done; $(tail -1 "$OUT/full.log")" | tee -a "$S"
+  awk '{ m = substr($0, 73, 11); gsub(/ /, "", m); if (m != "" && m != "0" && m != "mismatches" && length($0) > 80) print }' "$OUT/full.log" | head -40 >> "$S"
 fi
 
 if ! skip ctest; then

@@ -129,9 +129,9 @@ fpsim_status fpsim_gpu_convert_sm100_dev(uint8_t *codes, const float *x, size_t 
 
 /* Host pointers: the GPU twin of fpsim_block_quantize / fpsim_block_quantize_bf16. Fills `out`
  * in the same layout with the same bits (codes, scale codes, scale_inv, the cuBLAS-layout copy
- * when opt->want has FPSIM_QWANT_CUBLAS, and the per-tensor values). dequant and stats are not
- * produced on the GPU yet: FPSIM_QWANT_DEQUANT / FPSIM_QWANT_STATS are ignored (dequant stays
- * NULL). Schemes the GPU does not implement return FPSIM_EUNSUPPORTED naming the missing piece.
+ * when opt->want has FPSIM_QWANT_CUBLAS, and the per-tensor values), and, computed on the GPU, the
+ * dequantized tensor (FPSIM_QWANT_DEQUANT) and the statistics (FPSIM_QWANT_STATS) with the CPU's
+ * values, every field (gpu/block_stats.cuh says how the sums keep the CPU's order). Schemes the GPU does not implement return FPSIM_EUNSUPPORTED naming the missing piece.
  * Stateless: fp8-tensor delayed scaling uses a fresh state (scale 1.0), like the CPU call. */
 fpsim_status fpsim_gpu_block_quantize(fpsim_qtensor *out, const fpsim_scheme *s, const float *x,
                                       size_t rows, size_t cols, const fpsim_qopts *opt);
@@ -149,6 +149,8 @@ typedef struct fpsim_gpu_qbuf {
     float *cublas_f32;     /* cublas_rows x cublas_cols (block FP8), zero padding */
     float *tensor_values;  /* float[4]: global_amax, s_enc, global_scale, tensor_scale */
     uint32_t *amax_bits;   /* scratch: the tensor amax as bits of |x| */
+    unsigned long long *counters; /* statistics counters (saturated, zero-amax blocks), filled when
+                                   * opt->want has FPSIM_QWANT_STATS */
 } fpsim_gpu_qbuf;
 
 fpsim_status fpsim_gpu_qbuf_alloc(fpsim_gpu_qbuf *b, const fpsim_scheme *s, size_t rows, size_t cols, int axis);

@@ -237,6 +237,41 @@ static void compare_q(const fpsim_qtensor *c, const fpsim_qtensor *g, fpsim_gpu_
             row->mismatches += d;
         }
     }
+    if (c->dequant) {
+        size_t n = c->rows * c->cols;
+        d = g->dequant ? diff_f32(c->dequant, g->dequant, n, &at) : n;
+        if (d && !row->example[0] && g->dequant)
+            snprintf(row->example, sizeof row->example, "%s: dequant %zu cpu 0x%08x gpu 0x%08x", what, at,
+                     f2u(c->dequant[at]), f2u(g->dequant[at]));
+        row->mismatches += d;
+    }
+    /* statistics: every count, both maxima and the three exact sums (as rounded doubles) */
+    const fpsim_qstats *cs = &c->stats, *gs = &g->stats;
+    const uint64_t cc[9] = {cs->count, cs->finite, cs->nan, cs->inf, cs->nan_out, cs->flushed, cs->saturated,
+                            cs->zero_blocks, cs->blocks};
+    const uint64_t gc[9] = {gs->count, gs->finite, gs->nan, gs->inf, gs->nan_out, gs->flushed, gs->saturated,
+                            gs->zero_blocks, gs->blocks};
+    static const char *const cnames[9] = {"count", "finite", "nan", "inf", "nan_out", "flushed", "saturated",
+                                          "zero_blocks", "blocks"};
+    for (int i = 0; i < 9; i++)
+        if (cc[i] != gc[i]) {
+            row->mismatches++;
+            if (!row->example[0])
+                snprintf(row->example, sizeof row->example, "%s: stats %s cpu %llu gpu %llu", what, cnames[i],
+                         (unsigned long long)cc[i], (unsigned long long)gc[i]);
+        }
+    const double cd[5] = {cs->amax, cs->max_abs_err, fpsim_xsum_value(&cs->sum_ref2), fpsim_xsum_value(&cs->sum_err2),
+                          fpsim_xsum_value(&cs->sum_err)};
+    const double gd[5] = {gs->amax, gs->max_abs_err, fpsim_xsum_value(&gs->sum_ref2), fpsim_xsum_value(&gs->sum_err2),
+                          fpsim_xsum_value(&gs->sum_err)};
+    static const char *const dnames[5] = {"amax", "max_abs_err", "sum x^2", "sum err^2", "sum err"};
+    for (int i = 0; i < 5; i++)
+        if (memcmp(&cd[i], &gd[i], sizeof(double))) {
+            row->mismatches++;
+            if (!row->example[0])
+                snprintf(row->example, sizeof row->example, "%.60s: stats %s cpu %.17g gpu %.17g", what, dnames[i], cd[i],
+                         gd[i]);
+        }
     const float cv[4] = {c->global_amax, c->s_enc, c->global_scale, c->tensor_scale};
     const float gv[4] = {g->global_amax, g->s_enc, g->global_scale, g->tensor_scale};
     static const char *const names[4] = {"global_amax", "s_enc", "global_scale", "tensor_scale"};
@@ -305,7 +340,7 @@ fpsim_status fpsim_gpu_verify_blocks(const fpsim_gpu_verify_opts *o, fpsim_gpu_c
                     q.axis = axis;
                     q.seed = 0x1234ABCDull + si;
                     q.stream = 5;
-                    q.want = FPSIM_QWANT_CUBLAS;
+                    q.want = FPSIM_QWANT_ALL; /* codes, scales, cuBLAS layout, dequant, statistics */
                     q.threads = o->threads;
                     fpsim_qtensor cq, gq;
                     memset(&cq, 0, sizeof cq);

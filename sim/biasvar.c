@@ -107,6 +107,7 @@ typedef struct bv_work {
 
 typedef struct bv_work_dims {
     size_t out, in;
+    int threads;
 } bv_work_dims;
 
 /* One estimate G^ (into w->g) of case c for prefix n under `seed`. */
@@ -118,7 +119,7 @@ static fpsim_status bv_estimate(bv_work *w, const bv_case *c, const fpsim_scheme
     uint32_t sb = fpsim_replay_stream(cfg->layer, cfg->site, FPSIM_PASS_WGRAD, FPSIM_ROLE_ACT);
     const float *a = w->da, *b = w->db;
     if (c->nvfp4 == 2) {
-        fpsim_nvfp4ref_opts o = {FPSIM_NVFP4REF_SR, c->scale_up, c->rht, seed, sa};
+        fpsim_nvfp4ref_opts o = {FPSIM_NVFP4REF_SR, c->scale_up, c->rht, seed, sa, cfg->threads};
         fpsim_status st = fpsim_nvfp4ref_quantize(w->da, NULL, w->xa, n, cfg->out, &o);
         o.stream = sb;
         if (!st) st = fpsim_nvfp4ref_quantize(w->db, NULL, w->xb, n, cfg->in, &o);
@@ -167,7 +168,7 @@ static fpsim_status bv_expect(double *rel, fpsim_nvfp4ref_counts cnt[2], bv_work
                               const bv_work_dims *d, int elem, size_t n, const double *gref,
                               double gnorm)
 {
-    fpsim_nvfp4ref_opts o = {elem, c->scale_up, c->rht, 0, 0};
+    fpsim_nvfp4ref_opts o = {elem, c->scale_up, c->rht, 0, 0, d->threads};
     fpsim_status st = fpsim_nvfp4ref_quantize(w->da, &cnt[0], w->xa, n, d->out, &o);
     if (!st) st = fpsim_nvfp4ref_quantize(w->db, &cnt[1], w->xb, n, d->in, &o);
     if (!st) *rel = bv_rel_err(w, d, w->da, w->db, n, gref, gnorm);
@@ -263,7 +264,7 @@ fpsim_status fpsim_biasvar_run(fpsim_biasvar_result *out, const fpsim_biasvar_co
             out->bias_expect[k][j] = out->bias_clip[k][j] = out->bias_noclip[k][j] = NAN;
             out->over6[k][j] = out->sat[k][j] = out->sat_dy[k][j] = out->sat_x[k][j] = NAN;
             if (c->nvfp4) {
-                bv_work_dims dims = {nout, nin};
+                bv_work_dims dims = {nout, nin, cfg->threads};
                 fpsim_nvfp4ref_counts cnt[2];
                 int first = c->sr ? FPSIM_NVFP4REF_EXPECT_TE : FPSIM_NVFP4REF_RNE;
                 st = bv_expect(&out->bias_expect[k][j], cnt, &w, c, &dims, first, n, gref, gn);

@@ -48,6 +48,7 @@ typedef struct fpsim_nvfp4ref_opts {
     int rht;       /* 1: TE's 16-point random Hadamard transform of each block first */
     uint64_t seed; /* SR draws */
     uint32_t stream;
+    int threads;   /* columns in parallel (the bits do not depend on it); <= 0: the default */
 } fpsim_nvfp4ref_opts;
 
 /* What the chain did to the blocks and elements of one operand. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fpsim_core.h"
+#include "fpsim_parallel.h"
 
 /* The 127 finite non-negative E4M3 (OCP e4m3fn) values in increasing order, code = index:
  * exponent field e, mantissa m: e = 0 -> m * 2^-9 (subnormal), else (1 + m/8) * 2^(e-7);
@@ -120,69 +121,132 @@ static double elem_value(float y, int rule, uint32_t byte)
     return y < 0.0f ? -q : q;
 }
 
+/* The work of one call, shared by the column ranges. */
+typedef struct ref_job {
+    const fpsim_nvfp4ref_opts *o;
+    const float *x;
+    float *v, *deq;
+    size_t rows, cols;
+    float s_enc, s_dec;
+    float e4m3v[127];
+    float *col_amax;                  /* [cols] */
+    fpsim_nvfp4ref_counts *col_counts; /* [cols] */
+} ref_job;
+
+/* Columns [c0, c1): the columnwise copy v (cols x rows), rotated per block of 16 tokens when
+ * asked, and each column's amax. */
+static void ref_copy_cols(void *ctx, size_t c0, size_t c1)
+{
+    ref_job *j = ctx;
+    for (size_t c = c0; c < c1; c++) {
+        float *vc = j->v + c * j->rows, amax = 0.0f;
+        for (size_t t = 0; t < j->rows; t++) vc[t] = j->x[t * j->cols + c];
+        if (j->o->rht)
+            for (size_t t = 0; t < j->rows; t += 16) {
+                float blk[16];
+                fpsim_nvfp4ref_rht16(blk, vc + t);
+                memcpy(vc + t, blk, sizeof blk);
+            }
+        for (size_t t = 0; t < j->rows; t++) amax = fmaxf(amax, fabsf(vc[t]));
+        j->col_amax[c] = amax;
+    }
+}
+
+/* Columns [c0, c1): blocks, elements, counts per column. */
+static void ref_quantize_cols(void *ctx, size_t c0, size_t c1)
+{
+    ref_job *j = ctx;
+    const fpsim_nvfp4ref_opts *o = j->o;
+    const float sixth = 1.0f / 6.0f, s_enc = j->s_enc, s_dec = j->s_dec;
+    for (size_t c = c0; c < c1; c++) {
+        fpsim_nvfp4ref_counts cnt;
+        memset(&cnt, 0, sizeof cnt);
+        uint32_t word = 0;
+        for (size_t k0 = c * j->rows; k0 < (c + 1) * j->rows; k0 += 16) {
+            const float *vb = j->v + k0;
+            float bmax = 0.0f;
+            for (int i = 0; i < 16; i++) bmax = fmaxf(bmax, fabsf(vb[i]));
+            float d = fminf(bmax * (s_enc * sixth), FLT_MAX); /* one rounding of the product */
+            float s = e4m3_pick(j->e4m3v, d, o->scale);
+            float enc = fminf(1.0f / (s * s_dec), FLT_MAX);
+            if (bmax > 0.0f) {
+                cnt.blocks++;
+                cnt.blocks_over6 += bmax * enc > 6.0f;
+                cnt.blocks_zero_scale += s == 0.0f;
+                if (s > 0.0f && (double)(bmax * enc) > cnt.over6_max) cnt.over6_max = bmax * enc;
+            }
+            for (int i = 0; i < 16; i++) {
+                /* stored element k = c * rows + t: TE's columnwise index, and its SR byte */
+                size_t k = k0 + (size_t)i, t = k - c * j->rows;
+                if ((k & 3u) == 0 && o->elem == FPSIM_NVFP4REF_SR)
+                    word = fpsim_sr_word(o->seed, o->stream, k / 4);
+                uint32_t byte = (word >> (8u * (uint32_t)(k & 3u))) & 0xFFu;
+                float y = vb[i] * enc;
+                cnt.elems += vb[i] != 0.0f;
+                cnt.elems_sat += fabsf(y) > 6.0f;
+                double dq;
+                if (o->elem == FPSIM_NVFP4REF_INPUT) {
+                    dq = s == 0.0f ? 0.0 : (double)vb[i];
+                } else if (o->elem == FPSIM_NVFP4REF_RNE || o->elem == FPSIM_NVFP4REF_SR) {
+                    /* the block quantizer's order: (q * s) * S_dec in FP32 */
+                    float q = (float)elem_value(y, o->elem, byte);
+                    dq = (double)((q * s) * s_dec); /* exact back to float */
+                } else {
+                    dq = elem_value(y, o->elem, byte) * (double)s * (double)s_dec;
+                }
+                j->deq[t * j->cols + c] = (float)dq;
+            }
+        }
+        j->col_counts[c] = cnt;
+    }
+}
+
 fpsim_status fpsim_nvfp4ref_quantize(float *deq, fpsim_nvfp4ref_counts *counts, const float *x,
                                      size_t rows, size_t cols, const fpsim_nvfp4ref_opts *o)
 {
     if (rows % 16 != 0)
         return fpsim_fail(FPSIM_ESHAPE, "nvfp4 reference: %zu rows is not a multiple of 16", rows);
+    ref_job j;
+    memset(&j, 0, sizeof j);
+    j.o = o;
+    j.x = x;
+    j.deq = deq;
+    j.rows = rows;
+    j.cols = cols;
+    j.v = malloc(rows * cols * sizeof *j.v);
+    j.col_amax = malloc(cols * sizeof *j.col_amax);
+    j.col_counts = malloc(cols * sizeof *j.col_counts);
+    if (!j.v || !j.col_amax || !j.col_counts) {
+        free(j.v);
+        free(j.col_amax);
+        free(j.col_counts);
+        return fpsim_fail(FPSIM_ENOMEM, "nvfp4 reference: out of memory");
+    }
+    /* Columns are independent (their SR bytes are keyed by the element index), so any split of
+     * them across threads gives the same bits. */
+    fpsim_parallel_for(cols, 1, ref_copy_cols, &j, o->threads);
+    /* Tensor scale: S_enc = fp32(2688) / amax, S_dec = 1 / S_enc (FP32 divisions). */
+    float amax = 0.0f;
+    for (size_t c = 0; c < cols; c++) amax = fmaxf(amax, j.col_amax[c]);
+    j.s_enc = fminf(2688.0f / amax, FLT_MAX);
+    if (amax == 0.0f || j.s_enc == 0.0f) j.s_enc = 1.0f;
+    j.s_dec = 1.0f / j.s_enc;
+    e4m3_table(j.e4m3v);
+    fpsim_parallel_for(cols, 1, ref_quantize_cols, &j, o->threads);
     fpsim_nvfp4ref_counts cnt;
     memset(&cnt, 0, sizeof cnt);
-    /* 1. The columnwise copy v (cols x rows), rotated per block of 16 tokens when asked. */
-    float *v = malloc(rows * cols * sizeof *v);
-    if (!v) return fpsim_fail(FPSIM_ENOMEM, "nvfp4 reference: out of memory");
-    for (size_t c = 0; c < cols; c++)
-        for (size_t t = 0; t < rows; t++) v[c * rows + t] = x[t * cols + c];
-    if (o->rht)
-        for (size_t k = 0; k < rows * cols; k += 16) {
-            float blk[16];
-            fpsim_nvfp4ref_rht16(blk, v + k);
-            memcpy(v + k, blk, sizeof blk);
-        }
-    /* 2. Tensor scale: S_enc = fp32(2688) / amax, S_dec = 1 / S_enc (FP32 divisions). */
-    float amax = 0.0f;
-    for (size_t k = 0; k < rows * cols; k++) amax = fmaxf(amax, fabsf(v[k]));
-    float s_enc = fminf(2688.0f / amax, FLT_MAX);
-    if (amax == 0.0f || s_enc == 0.0f) s_enc = 1.0f;
-    float s_dec = 1.0f / s_enc;
-    const float sixth = 1.0f / 6.0f;
-    float e4m3v[127];
-    e4m3_table(e4m3v);
-    /* 3. Blocks. */
-    uint32_t word = 0;
-    for (size_t k0 = 0; k0 < rows * cols; k0 += 16) {
-        float bmax = 0.0f;
-        for (int i = 0; i < 16; i++) bmax = fmaxf(bmax, fabsf(v[k0 + i]));
-        float d = fminf(bmax * (s_enc * sixth), FLT_MAX); /* one rounding of the product */
-        float s = e4m3_pick(e4m3v, d, o->scale);
-        float enc = fminf(1.0f / (s * s_dec), FLT_MAX);
-        if (bmax > 0.0f) {
-            cnt.blocks++;
-            cnt.blocks_over6 += bmax * enc > 6.0f;
-            cnt.blocks_zero_scale += s == 0.0f;
-            if (s > 0.0f && (double)(bmax * enc) > cnt.over6_max) cnt.over6_max = bmax * enc;
-        }
-        for (int i = 0; i < 16; i++) {
-            size_t k = k0 + (size_t)i, t = k % rows, c = k / rows;
-            if ((k & 3u) == 0 && o->elem == FPSIM_NVFP4REF_SR)
-                word = fpsim_sr_word(o->seed, o->stream, k / 4);
-            uint32_t byte = (word >> (8u * (uint32_t)(k & 3u))) & 0xFFu;
-            float y = v[k] * enc;
-            cnt.elems += v[k] != 0.0f;
-            cnt.elems_sat += fabsf(y) > 6.0f;
-            double dq;
-            if (o->elem == FPSIM_NVFP4REF_INPUT) {
-                dq = s == 0.0f ? 0.0 : (double)v[k];
-            } else if (o->elem == FPSIM_NVFP4REF_RNE || o->elem == FPSIM_NVFP4REF_SR) {
-                /* the block quantizer's order: (q * s) * S_dec in FP32 */
-                float q = (float)elem_value(y, o->elem, byte);
-                dq = (double)((q * s) * s_dec); /* exact back to float */
-            } else {
-                dq = elem_value(y, o->elem, byte) * (double)s * (double)s_dec;
-            }
-            deq[t * cols + c] = (float)dq;
-        }
+    for (size_t c = 0; c < cols; c++) {
+        const fpsim_nvfp4ref_counts *q = &j.col_counts[c];
+        cnt.blocks += q->blocks;
+        cnt.blocks_over6 += q->blocks_over6;
+        cnt.blocks_zero_scale += q->blocks_zero_scale;
+        cnt.elems += q->elems;
+        cnt.elems_sat += q->elems_sat;
+        cnt.over6_max = fmax(cnt.over6_max, q->over6_max);
     }
-    free(v);
+    free(j.v);
+    free(j.col_amax);
+    free(j.col_counts);
     if (counts) *counts = cnt;
     return FPSIM_OK;
 }

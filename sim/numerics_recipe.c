@@ -26,6 +26,7 @@
 
 #include "fpsim_core.h"
 #include "fpsim_formats.h"
+#include "fpsim_parallel.h"
 #include "fpsim_replay.h"
 
 /* The 16-point RHT as a matrix, read off fpsim_rht16 (block quantizer's TE/torchao sign vector)
@@ -41,32 +42,171 @@ static void rht_matrix(double h[16][16])
     }
 }
 
-/* Rotate (inverse = 0: y = H x; inverse = 1: x = H^T y) every group of 16 consecutive rows of a
- * rows x cols matrix, column by column: the RHT runs along the blocked dimension, which for a
- * columnwise copy is the rows of the stored operand. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define ENGINE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define ENGINE_INLINE __attribute__((always_inline)) inline /* into each clone */
 #else
 #define ENGINE_CLONES
+#define ENGINE_INLINE inline
 #endif
 
-/* (The clones run the same multiplications and additions in the same order, no FMA: the same
+/* One group of 16 rows, 8 columns from j0: row a of the output = sum over b of g[a][b] * row b,
+ * b in increasing order from 0.0, for every element (fixed order, so fixed bits). The 16 input
+ * values of a column stay in registers across the 16 outputs. */
+static ENGINE_INLINE void rht_group8(double *out, const double *in, size_t cols, size_t j0, const double g[16][16])
+{
+    double x[16][8];
+    for (int b = 0; b < 16; b++)
+        for (int l = 0; l < 8; l++) x[b][l] = in[(size_t)b * cols + j0 + (size_t)l];
+    for (int a = 0; a < 16; a += 4) { /* four outputs at once: four independent addition chains */
+        double acc[4][8];
+        for (int k = 0; k < 4; k++)
+            for (int l = 0; l < 8; l++) acc[k][l] = 0.0;
+        for (int b = 0; b < 16; b++)
+            for (int k = 0; k < 4; k++)
+                for (int l = 0; l < 8; l++) acc[k][l] += g[a + k][b] * x[b][l];
+        for (int k = 0; k < 4; k++)
+            for (int l = 0; l < 8; l++) out[(size_t)(a + k) * cols + j0 + (size_t)l] = acc[k][l];
+    }
+}
+
+/* The same for one column j (the columns past the last whole 8). */
+static ENGINE_INLINE void rht_group1(double *out, const double *in, size_t cols, size_t j, const double g[16][16])
+{
+    for (int a = 0; a < 16; a++) {
+        double acc = 0;
+        for (int b = 0; b < 16; b++) acc += g[a][b] * in[(size_t)b * cols + j];
+        out[(size_t)a * cols + j] = acc;
+    }
+}
+
+/* Rotate (inverse = 0: y = H x; inverse = 1: x = H^T y) every group of 16 consecutive rows of a
+ * rows x cols matrix, column by column: the RHT runs along the blocked dimension, which for a
+ * columnwise copy is the rows of the stored operand.
+ * (The clones run the same multiplications and additions in the same order, no FMA: the same
  * bits at every vector width.) */
 ENGINE_CLONES static void rht_rows_f64(double *out, const double *in, size_t rows, size_t cols,
                                        const double h[16][16], int inverse)
 {
-    /* Row a of a group = sum over b of h[a][b] * row b, b in increasing order for every element
-     * (fixed order, so fixed bits), written as whole-row updates that vectorize over columns. */
-    for (size_t r0 = 0; r0 + 16 <= rows; r0 += 16)
-        for (int a = 0; a < 16; a++) {
-            double *o = out + (r0 + (size_t)a) * cols;
-            for (size_t j = 0; j < cols; j++) o[j] = 0.0;
-            for (int b = 0; b < 16; b++) {
-                double hab = inverse ? h[b][a] : h[a][b];
-                const double *x = in + (r0 + (size_t)b) * cols;
-                for (size_t j = 0; j < cols; j++) o[j] += hab * x[j];
-            }
+    double g[16][16];
+    for (int a = 0; a < 16; a++)
+        for (int b = 0; b < 16; b++) g[a][b] = inverse ? h[b][a] : h[a][b];
+    for (size_t r0 = 0; r0 + 16 <= rows; r0 += 16) {
+        double *o = out + r0 * cols;
+        const double *x = in + r0 * cols;
+        size_t j = 0;
+        for (; j + 8 <= cols; j += 8) rht_group8(o, x, cols, j, g);
+        for (; j < cols; j++) rht_group1(o, x, cols, j, g);
+    }
+}
+
+/* The forward rotation for the statistics' reference, faster where it gives the same bits. H is
+ * a signed Sylvester-Hadamard matrix, H[a][b] = q[b] (-1)^popcount(a & b) with q[b] = +-0.25
+ * (fpsim_rht16: TE's sign vector, the Walsh-Hadamard transform, 1/4), so H x is also the fast
+ * Walsh-Hadamard transform of q x: 4 butterfly stages instead of 16 terms per output. The two
+ * orders of addition give the same double exactly when every partial sum is exact: inputs with
+ * 8-bit significands (BF16 values: the recipe's activations and gradients in the accumulated
+ * view) whose nonzero exponents lie within 40 binades of each other, far from the double range
+ * ends: the exact sum of 16 terms +-x/4 then needs at most 8 + 40 + 5 = 53 bits. A block of 16
+ * rows x 8 columns that passes this check takes the transform; any other (FP64 inputs: the local
+ * view) the 16-term sums, unchanged. */
+static ENGINE_INLINE int fwht_exact(const double *in, size_t cols, size_t j0, size_t w)
+{
+    uint64_t low = 0;
+    int64_t emin = 2047, emax = 0;
+    int any = 0;
+    for (int b = 0; b < 16; b++)
+        for (size_t l = 0; l < w; l++) {
+            uint64_t u;
+            memcpy(&u, &in[(size_t)b * cols + j0 + l], sizeof u);
+            int64_t e = (int64_t)((u >> 52) & 0x7FF);
+            int nz = (u & 0x7FFFFFFFFFFFFFFFull) != 0;
+            low |= u & ((1ull << 45) - 1); /* below a BF16 significand */
+            emin = nz && e < emin ? e : emin;
+            emax = nz && e > emax ? e : emax;
+            any |= nz;
         }
+    return low == 0 && (!any || (emin > 64 && emax < 1983 && emax - emin <= 40));
+}
+
+static ENGINE_INLINE void fwht_group8(double *out, const double *in, size_t cols, size_t j0, const double q[16])
+{
+    double v[16][8];
+    for (int b = 0; b < 16; b++)
+        for (int l = 0; l < 8; l++) v[b][l] = q[b] * in[(size_t)b * cols + j0 + (size_t)l];
+    for (int h = 1; h < 16; h <<= 1)
+        for (int i = 0; i < 16; i += 2 * h)
+            for (int j = i; j < i + h; j++)
+                for (int l = 0; l < 8; l++) {
+                    double a = v[j][l], b = v[j + h][l];
+                    v[j][l] = a + b;
+                    v[j + h][l] = a - b;
+                }
+    for (int a = 0; a < 16; a++)
+        for (int l = 0; l < 8; l++) out[(size_t)a * cols + j0 + (size_t)l] = v[a][l];
+}
+
+static ENGINE_INLINE void fwht_group1(double *out, const double *in, size_t cols, size_t j, const double q[16])
+{
+    double v[16];
+    for (int b = 0; b < 16; b++) v[b] = q[b] * in[(size_t)b * cols + j];
+    for (int h = 1; h < 16; h <<= 1)
+        for (int i = 0; i < 16; i += 2 * h)
+            for (int k = i; k < i + h; k++) {
+                double a = v[k], b = v[k + h];
+                v[k] = a + b;
+                v[k + h] = a - b;
+            }
+    for (int a = 0; a < 16; a++) out[(size_t)a * cols + j] = v[a];
+}
+
+/* The 16-term sums of rht_group8 in the same order, for a signed Sylvester H: H[a][b] x_b =
+ * (-1)^popcount(a & b) (q[b] x_b) exactly (negation is exact and RNE is symmetric), so each
+ * term is +-v_b with v_b = q[b] x_b formed once, and the signs are constants of the unrolled
+ * loops: adds and subtractions, no multiplications, the same bits. */
+static ENGINE_INLINE void rht_sylvester_group8(double *out, const double *in, size_t cols, size_t j0,
+                                               const double q[16])
+{
+    double v[16][8];
+    for (int b = 0; b < 16; b++)
+        for (int l = 0; l < 8; l++) v[b][l] = q[b] * in[(size_t)b * cols + j0 + (size_t)l];
+#pragma GCC unroll 16
+    for (int a = 0; a < 16; a++) {
+        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma GCC unroll 16
+        for (int b = 0; b < 16; b++)
+            for (int l = 0; l < 8; l++)
+                acc[l] = __builtin_popcount((unsigned)(a & b)) & 1 ? acc[l] - v[b][l] : acc[l] + v[b][l];
+        for (int l = 0; l < 8; l++) out[(size_t)a * cols + j0 + (size_t)l] = acc[l];
+    }
+}
+
+ENGINE_CLONES static void rht_rows_ref_f64(double *out, const double *in, size_t rows, size_t cols,
+                                           const double q[16], const double h[16][16])
+{
+    for (size_t r0 = 0; r0 + 16 <= rows; r0 += 16) {
+        double *o = out + r0 * cols;
+        const double *x = in + r0 * cols;
+        size_t j = 0;
+        for (; j + 8 <= cols; j += 8)
+            if (fwht_exact(x, cols, j, 8)) fwht_group8(o, x, cols, j, q);
+            else rht_sylvester_group8(o, x, cols, j, q);
+        for (; j < cols; j++)
+            if (fwht_exact(x, cols, j, 1)) fwht_group1(o, x, cols, j, q);
+            else rht_group1(o, x, cols, j, h);
+    }
+}
+
+/* q[b] when h has the signed Sylvester form above (1), else 0 (the 16-term sums are used). */
+static int rht_sylvester(double q[16], const double h[16][16])
+{
+    for (int b = 0; b < 16; b++) {
+        q[b] = h[0][b];
+        if (q[b] != 0.25 && q[b] != -0.25) return 0;
+        for (int a = 0; a < 16; a++)
+            if (h[a][b] != (__builtin_popcount((unsigned)(a & b)) & 1 ? -q[b] : q[b])) return 0;
+    }
+    return 1;
 }
 
 struct fpsim_recipe_engine {
@@ -87,6 +227,8 @@ struct fpsim_recipe_engine {
     double *rot[2];      /* the received operand rotated the same way (the stats' reference) */
     size_t rotcap[2];
     double rht[16][16];
+    double rht_q[16];    /* H's signs x 1/4 when fwht_rows_f64 applies */
+    int rht_fast;
     float *fc;
     size_t fccap;
 };
@@ -136,6 +278,7 @@ fpsim_status fpsim_recipe_engine_create(fpsim_recipe_engine **out, const fpsim_e
     e->threads = threads;
     e->stats_on = 1;
     rht_matrix(e->rht);
+    e->rht_fast = rht_sylvester(e->rht_q, e->rht);
     *out = e;
     return FPSIM_OK;
 }
@@ -162,6 +305,44 @@ void fpsim_recipe_engine_set_observer(fpsim_recipe_engine *e, fpsim_gemm_observe
 }
 
 void fpsim_recipe_engine_set_stats(fpsim_recipe_engine *e, int on) { e->stats_on = on; }
+
+/* Operand and output conversions over threads: element-wise, so any split gives the same bits.
+ * A thread start costs about what converting 64K elements does, so smaller arrays stay on the
+ * calling thread. */
+enum { CONVERT_GRAIN = 1 << 16 };
+
+typedef struct convert_job {
+    float *f;          /* to_float: f[i] = round(d[i]) */
+    const double *d;
+    int round;
+    double *c;         /* to_output: row i of c (stride ldc) = fc row i, to BF16 if out_round is */
+    const float *fc;
+    size_t ldc, n;
+    int out_round;
+} convert_job;
+
+static void convert_to_float(void *ctx, size_t b, size_t e)
+{
+    const convert_job *j = ctx;
+    fpsim_act_round_to_float(j->f + b, j->d + b, e - b, j->round);
+}
+
+static void convert_to_output(void *ctx, size_t b, size_t e)
+{
+    const convert_job *j = ctx;
+    for (size_t i = b; i < e; i++) {
+        double *row = j->c + i * j->ldc;
+        const float *src = j->fc + i * j->n;
+        for (size_t k = 0; k < j->n; k++) row[k] = (double)src[k];
+        if (j->out_round == FPSIM_ACT_BF16) fpsim_act_round_array(row, j->n, FPSIM_ACT_BF16);
+    }
+}
+
+static void engine_to_float(const fpsim_recipe_engine *e, float *f, const double *d, size_t n, int round)
+{
+    convert_job j = {.f = f, .d = d, .round = round};
+    fpsim_parallel_for(n, CONVERT_GRAIN, convert_to_float, &j, e->threads);
+}
 
 /* The recipe lookup, in one place: the scheme for this operand, or NULL (high precision). */
 static const fpsim_scheme *engine_scheme(const fpsim_recipe_engine *e, int layer, int site, int pass,
@@ -260,13 +441,13 @@ static fpsim_status engine_prepare(fpsim_recipe_engine *e, const fpsim_gemm_call
     float *f = e->fbuf[which];
     const fpsim_scheme *s = engine_scheme(e, c->layer, c->site, c->pass, op->role);
     if (!s) { /* to the plan's operand precision (FP64 is not used here: the fp64 path) */
-        fpsim_act_round_to_float(f, d, n, e->plan.operand_round);
+        engine_to_float(e, f, d, n, e->plan.operand_round);
         r->used = f;
         if (e->stats_on) st = fpsim_stats_add_f32(&r->quant, d, f, n, e->threads);
         return st;
     }
 
-    fpsim_act_round_to_float(f, d, n, FPSIM_ACT_FP32);
+    engine_to_float(e, f, d, n, FPSIM_ACT_FP32);
     fpsim_qopts o;
     fpsim_qopts_default(&o);
     o.axis = axis;
@@ -286,7 +467,8 @@ static fpsim_status engine_prepare(fpsim_recipe_engine *e, const fpsim_gemm_call
     if (s->kind == FPSIM_KIND_NVFP4 && s->rht && axis == FPSIM_AXIS_COLS) e->rotated[which] = 1;
     if (e->rotated[which] && e->stats_on) {
         if ((st = grow_d(&e->rot[which], &e->rotcap[which], n))) return st;
-        rht_rows_f64(e->rot[which], d, rows, cols, e->rht, 0);
+        if (e->rht_fast) rht_rows_ref_f64(e->rot[which], d, rows, cols, e->rht_q, e->rht);
+        else rht_rows_f64(e->rot[which], d, rows, cols, e->rht, 0);
         ref = e->rot[which];
     }
     if (e->stats_on) {
@@ -406,14 +588,14 @@ static fpsim_status engine_gemm(void *ctx, const fpsim_gemm_call *c)
         if ((st = engine_multiply(e, c, sa, sb, ra.used, rb.used))) return st;
         /* Step 4: the kernel's output precision. */
         int out_round = c->pass == FPSIM_PASS_WGRAD ? FPSIM_ACT_FP32 : e->plan.out_round;
-        for (size_t i = 0; i < c->M; i++) {
+        if (!c->accumulate) { /* the float results, then to BF16 if the kernel writes BF16 */
+            convert_job j = {.c = c->c, .fc = e->fc, .ldc = c->ldc, .n = c->N, .out_round = out_round};
+            size_t grain = CONVERT_GRAIN / c->N + 1;
+            fpsim_parallel_for(c->M, grain, convert_to_output, &j, e->threads);
+        }
+        for (size_t i = 0; i < c->M && c->accumulate; i++) {
             double *row = c->c + i * c->ldc;
             const float *src = e->fc + i * c->N;
-            if (!c->accumulate) { /* the float results, then to BF16 if the kernel writes BF16 */
-                for (size_t j = 0; j < c->N; j++) row[j] = (double)src[j];
-                if (out_round == FPSIM_ACT_BF16) fpsim_act_round_array(row, c->N, FPSIM_ACT_BF16);
-                continue;
-            }
             for (size_t j = 0; j < c->N; j++) {
                 double v = c->accumulate ? (double)src[j] + row[j] : (double)src[j];
                 if (out_round == FPSIM_ACT_BF16) v = fpsim_f64_round_bf16(v);

@@ -177,7 +177,8 @@ AVX512 uint64_t fpsim_block_fast_sr_row_avx512(uint8_t *restrict codes, const fl
     const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF), maxbits = _mm512_set1_epi32((int)fc->maxbits);
     const __m512i ebmin = _mm512_set1_epi32((int)fc->ebmin), one = _mm512_set1_epi32(1);
     const __m512i mant = _mm512_set1_epi32(0x7FFFFF), d0 = _mm512_set1_epi32((int)(23u - m));
-    const __m512i c32 = _mm512_set1_epi32(32), zero = _mm512_setzero_si512();
+    const __m512i c32 = _mm512_set1_epi32(32);
+    __m512i cnt = _mm512_setzero_si512(); /* clipped lanes, per lane (< 2^32 / 16 rows of n) */
     const __m512i rmask = _mm512_set1_epi32((int)(0xFFFFFFFFu << (32u - fc->spec.sr_bits)));
     const __m512i maxmag = _mm512_set1_epi32((int)fc->max_mag), lim = _mm512_set1_epi32((int)fc->slow_above);
     const __m512i sat = _mm512_set1_epi32((int)satbits), inf = _mm512_set1_epi32(0x7F800000);
@@ -197,7 +198,7 @@ AVX512 uint64_t fpsim_block_fast_sr_row_avx512(uint8_t *restrict codes, const fl
             const __m512i sig = _mm512_mask_or_epi32(_mm512_and_si512(a, mant), efnz,
                                                      _mm512_and_si512(a, mant),
                                                      _mm512_set1_epi32(1 << 23));
-            const __m512i e1 = _mm512_mask_add_epi32(ef, (__mmask16)~efnz, ef, one);
+            const __m512i e1 = _mm512_max_epu32(ef, one); /* ef + (ef == 0) */
             /* extra = ebmin > e1 ? ebmin - e1 : 0 */
             const __m512i extra = _mm512_sub_epi32(_mm512_max_epu32(ebmin, e1), e1);
             const __m512i d = _mm512_add_epi32(d0, extra);
@@ -214,15 +215,15 @@ AVX512 uint64_t fpsim_block_fast_sr_row_avx512(uint8_t *restrict codes, const fl
             const __m512i code = _mm512_or_si512(mag, _mm512_sllv_epi32(_mm512_srli_epi32(bits, 31), sh));
             _mm512_mask_cvtepi32_storeu_epi8(codes + i, t, code);
             sl |= (_mm512_cmpgt_epu32_mask(ab, lim) | _mm512_cmpgt_epu32_mask(mag, maxmag)) & t;
+            /* clipped: x finite and |y| > satmax (with f finite and nonzero, y of a finite x is
+             * never NaN, so sr_loop's |y| <= Inf test always holds here) */
             const __m512i ax = _mm512_and_si512(_mm512_castps_si512(xv), absm);
-            const __mmask16 s = _mm512_cmplt_epu32_mask(ax, inf) & _mm512_cmpgt_epu32_mask(ab, sat) &
-                                _mm512_cmple_epu32_mask(ab, inf) & t;
-            nsat += (uint64_t)__builtin_popcount((unsigned)s);
-            (void)zero;
+            const __mmask16 s = _mm512_cmplt_epu32_mask(ax, inf) & _mm512_cmpgt_epu32_mask(ab, sat) & t;
+            cnt = _mm512_mask_add_epi32(cnt, s, cnt, one);
         }
     }
     *slow |= sl != 0;
-    return nsat;
+    return (uint64_t)(uint32_t)_mm512_reduce_add_epi32(cnt) + nsat;
 }
 
 /* Twin of fpsim_block_store_run's FP4 loop for an even start column: dst[k] = codes[2k] low

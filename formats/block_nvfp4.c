@@ -392,6 +392,11 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t g)
         if (!p->src)
             for (size_t r = r0; r < r1; r++) {
                 const uint16_t *h = p->src_bf16 + r * p->qcols + c0;
+                /* the same chunk of the next group's row: hardware prefetchers stop at page
+                 * boundaries, and the copy was streamed past the caches */
+                if (r + tr < p->qrows)
+                    for (size_t i = 0; i < c1 - c0; i += 32)
+                        __builtin_prefetch(h + tr * p->qcols + i);
                 float *d = xbuf + (r - r0) * (c1 - c0);
                 for (size_t i = 0; i < c1 - c0; i++)
                     d[i] = u2f((uint32_t)h[i] << 16);

@@ -71,20 +71,20 @@ run() {
     fi
     {
         echo "== test_gemm_model"; $B/fpsim-gemm test-model 2>&1 | tail -3
-        echo "== test_gemm_gpu"; timeout 45 $B/fpsim-gemm test-gpu 2>&1; echo "exit $?"
+        echo "== test_gemm_gpu"; timeout 40 $B/fpsim-gemm test-gpu 2>&1; echo "exit $?"
     } > "$OUT/test_gemm.log" 2>&1
     tail -12 "$OUT/test_gemm.log"
     echo "== verify gemm --device gpu"
     mkdir -p /tmp/gemm-dump
-    timeout 120 $B/fpsim-gemm verify gemm --device gpu --md "$OUT/verify_gemm.md" --dump /tmp/gemm-dump \
+    timeout 110 $B/fpsim-gemm verify gemm --device gpu --md "$OUT/verify_gemm.md" --dump /tmp/gemm-dump \
         > "$OUT/verify_gemm.log" 2>&1
     echo "exit $?"; grep -v "^fpsim verify gemm: model" "$OUT/verify_gemm.log" | grep -v algorithms
     # The block-scaled split-K operands and outputs, for fitting offline (at most 16 MB back).
     (cd /tmp/gemm-dump && tar czf "$OUT/splitk_dump.tar.gz" $(ls | grep -E "_d[01]_") 2>/dev/null)
     echo "== fp8-linear-speed (bench gemm --device gpu --linear)"
-    timeout 60 $B/fpsim-gemm bench gemm --device gpu --linear --reps 20 --json > "$OUT/bench_linear.json" \
+    timeout 50 $B/fpsim-gemm bench gemm --device gpu --linear --reps 20 --json > "$OUT/bench_linear.json" \
         2> "$OUT/bench_linear.txt"; echo "exit $?"
-    timeout 45 $B/fpsim-gemm bench gemm --device gpu --linear --reps 20 >> "$OUT/bench_linear.txt" 2>&1
+    timeout 40 $B/fpsim-gemm bench gemm --device gpu --linear --reps 20 >> "$OUT/bench_linear.txt" 2>&1
     echo "exit $?"; cat "$OUT/bench_linear.txt"
 }
 

@@ -134,9 +134,10 @@ static inline AVX512 __m512i rne_codes(const rne_consts *k, __m512 xv, __m512 f,
     const __m512i code = _mm512_or_si512(_mm512_mask_blend_epi32(isnorm, sub, normal),
                                          _mm512_sllv_epi32(_mm512_srli_epi32(b, 31), k->sh));
     *slow |= _mm512_cmpgt_epu32_mask(ab, k->lim);
+    /* clipped: x finite and |y| > satmax (f is finite and nonzero, so y of a finite x is never
+     * NaN and fast_loop's |y| <= Inf test always holds) */
     const __m512i ax = _mm512_and_si512(_mm512_castps_si512(xv), k->absm);
-    *sat = _mm512_cmplt_epu32_mask(ax, k->inf) & _mm512_cmpgt_epu32_mask(ab, k->satbits) &
-           _mm512_cmple_epu32_mask(ab, k->inf);
+    *sat = _mm512_cmplt_epu32_mask(ax, k->inf) & _mm512_cmpgt_epu32_mask(ab, k->satbits);
     return code;
 }
 
@@ -150,7 +151,8 @@ AVX512 uint64_t fpsim_block_fast_row_avx512(uint8_t *restrict codes, const float
     rne_consts k;
     rne_init(&k, fc, satbits);
     __mmask16 sl = 0;
-    uint64_t nsat = 0;
+    __m512i cnt = _mm512_setzero_si512(); /* clipped lanes, per lane */
+    const __m512i one = _mm512_set1_epi32(1);
     for (size_t b = 0; b * bs < n; b++) {
         const __m512 f = _mm512_set1_ps(fs[b]);
         for (size_t i = b * bs; i < (b + 1) * bs && i < n; i += 16) {
@@ -158,11 +160,11 @@ AVX512 uint64_t fpsim_block_fast_row_avx512(uint8_t *restrict codes, const float
             __mmask16 sat;
             const __m512i code = rne_codes(&k, _mm512_maskz_loadu_ps(t, x + i), f, &sl, &sat);
             _mm512_mask_cvtepi32_storeu_epi8(codes + i, t, code);
-            nsat += (uint64_t)__builtin_popcount((unsigned)(sat & t));
+            cnt = _mm512_mask_add_epi32(cnt, sat & t, cnt, one);
         }
     }
     *slow |= sl != 0;
-    return nsat;
+    return (uint64_t)(uint32_t)_mm512_reduce_add_epi32(cnt);
 }
 
 /* Twin of sr_loop (block_convert.c) with random words rbytes[i] << 24 (8 random bits, the only

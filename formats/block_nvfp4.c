@@ -374,8 +374,11 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t g)
     uint8_t rbv[NB * 16];
     float fs[NB];
     uint64_t sat = 0, zero = 0;
-    for (size_t r = r0; r < r1; r++)
-        memset(o->codes + r * o->code_stride, 0, o->code_stride);
+    /* every chunk starts at an even column, so fpsim_block_store_run writes whole bytes except
+     * a last one shared by an odd row length, which it ORs into */
+    if (p->qcols & 1u)
+        for (size_t r = r0; r < r1; r++)
+            o->codes[r * o->code_stride + o->code_stride - 1] = 0;
     /* a BF16 stored operand is widened chunk by chunk into xbuf (the chunk of each of the tile's
      * rows; exact: BF16 bits are the top half of the FP32 bits) */
     enum { BFE = 8192 };

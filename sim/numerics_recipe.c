@@ -129,21 +129,35 @@ static ENGINE_INLINE int fwht_exact(const double *in, size_t cols, size_t j0, si
     return low == 0 && (!any || (emin > 64 && emax < 1983 && emax - emin <= 40));
 }
 
+/* Eight doubles of one row, as one value of GCC's vector extension: element-wise IEEE operations,
+ * lowered to whatever vector width the clone has (the same bits on each). */
+typedef double engine_v8d __attribute__((vector_size(64)));
+
+static ENGINE_INLINE void v8d_load(engine_v8d *v, const double *p)
+{
+    memcpy(v, p, sizeof *v);
+}
+
+static ENGINE_INLINE void v8d_store(double *p, const engine_v8d *v)
+{
+    memcpy(p, v, sizeof *v);
+}
+
 static ENGINE_INLINE void fwht_group8(double *out, const double *in, size_t cols, size_t j0, const double q[16])
 {
-    double v[16][8];
-    for (int b = 0; b < 16; b++)
-        for (int l = 0; l < 8; l++) v[b][l] = q[b] * in[(size_t)b * cols + j0 + (size_t)l];
+    engine_v8d v[16];
+    for (int b = 0; b < 16; b++) {
+        v8d_load(&v[b], in + (size_t)b * cols + j0);
+        v[b] = q[b] * v[b];
+    }
     for (int h = 1; h < 16; h <<= 1)
         for (int i = 0; i < 16; i += 2 * h)
-            for (int j = i; j < i + h; j++)
-                for (int l = 0; l < 8; l++) {
-                    double a = v[j][l], b = v[j + h][l];
-                    v[j][l] = a + b;
-                    v[j + h][l] = a - b;
-                }
-    for (int a = 0; a < 16; a++)
-        for (int l = 0; l < 8; l++) out[(size_t)a * cols + j0 + (size_t)l] = v[a][l];
+            for (int j = i; j < i + h; j++) {
+                engine_v8d x = v[j], y = v[j + h];
+                v[j] = x + y;
+                v[j + h] = x - y;
+            }
+    for (int a = 0; a < 16; a++) v8d_store(out + (size_t)a * cols + j0, &v[a]);
 }
 
 static ENGINE_INLINE void fwht_group1(double *out, const double *in, size_t cols, size_t j, const double q[16])
@@ -167,17 +181,18 @@ static ENGINE_INLINE void fwht_group1(double *out, const double *in, size_t cols
 static ENGINE_INLINE void rht_sylvester_group8(double *out, const double *in, size_t cols, size_t j0,
                                                const double q[16])
 {
-    double v[16][8];
-    for (int b = 0; b < 16; b++)
-        for (int l = 0; l < 8; l++) v[b][l] = q[b] * in[(size_t)b * cols + j0 + (size_t)l];
+    engine_v8d v[16];
+    for (int b = 0; b < 16; b++) {
+        v8d_load(&v[b], in + (size_t)b * cols + j0);
+        v[b] = q[b] * v[b];
+    }
 #pragma GCC unroll 16
     for (int a = 0; a < 16; a++) {
-        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        engine_v8d acc = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma GCC unroll 16
         for (int b = 0; b < 16; b++)
-            for (int l = 0; l < 8; l++)
-                acc[l] = __builtin_popcount((unsigned)(a & b)) & 1 ? acc[l] - v[b][l] : acc[l] + v[b][l];
-        for (int l = 0; l < 8; l++) out[(size_t)a * cols + j0 + (size_t)l] = acc[l];
+            acc = __builtin_popcount((unsigned)(a & b)) & 1 ? acc - v[b] : acc + v[b];
+        v8d_store(out + (size_t)a * cols + j0, &acc);
     }
 }
 

@@ -4,7 +4,8 @@
  *
  * Dequantization, as the CPU's group kernels write it: q = decode(code) * scale_inv[tile], times
  * the NVFP4 global decode factor (TE S_dec; torchao per_tensor_scale when gscale=1), each an FP32
- * multiply; the dequantized tensor is written in the input's shape.
+ * multiply with the x86 NaN payload order the CPU build shows; the dequantized tensor is written
+ * in the input's shape.
  *
  * Statistics, as fpsim_qstats_add_block forms them: one run per stored row, sums in double over
  * four interleaved lanes (element i into lane i mod 4, in increasing i) skipping NaN/Inf inputs
@@ -55,8 +56,11 @@ __device__ __forceinline__ void stats_element(const stats_args &a, size_t r, siz
     const uint32_t code = a.fp4 ? (byte >> (4 * (uint32_t)(k & 1))) & 0xFu : byte;
     const float lut = __uint_as_float(fpsim_decode_f32(code, &a.es));
     const float sinv = a.per_tensor ? a.scale_inv[0] : a.scale_inv[(r / a.TR) * a.scols + k / a.TC];
-    float qv = __fmul_rn(lut, sinv);
-    if (a.nvfp4) qv = __fmul_rn(qv, gdec);
+    /* NaN results carry the CPU's payloads: the C products compile to x86 multiplies that return
+     * the scale's NaN before the element's, then the product's before the global factor's
+     * (measured on the CPU build: fpsim_mul_x86 takes its second argument's NaN first). */
+    float qv = fpsim_mul_x86(lut, sinv);
+    if (a.nvfp4) qv = fpsim_mul_x86(gdec, qv);
     if (a.dq) a.dq[a.axis == FPSIM_AXIS_ROWS ? r * a.cols + k : k * a.cols + r] = qv;
     if (isnan(xv)) {
         s.nan++;

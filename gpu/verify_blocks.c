@@ -5,7 +5,9 @@
  * adversarial blocks (all-zero, lone NaN, lone +-Inf, subnormal-only, amax exactly at and one ulp
  * around powers of two, every element midpoint of the format after scaling, constant blocks), and
  * optionally large tensors. Compared: element codes, scale codes, scale_inv (bits), the cuBLAS-
- * layout scales, and the per-tensor values. A shape one side rejects must be rejected by both. */
+ * layout scales, the per-tensor values, the dequantized tensor (bits, NaN payloads included) and
+ * every statistic (counts, maxima, the exact sums as doubles). A shape one side rejects must be
+ * rejected by both. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,8 @@
  * byte. The two are independent implementations of formats-spec.md §4-7 (gpu/block_rules.cuh is
  * written apart from formats/block_*.c; only the element core is shared, and that core is itself
  * checked against measured values in tests/formats). Cases: every scheme in gpu/verify_blocks.c on
- * random, odd-shaped and adversarial tensors, float32 and BF16 inputs, rowwise and columnwise.
+ * random, odd-shaped and adversarial tensors, float32 and BF16 inputs, rowwise and columnwise;
+ * codes, scales, cuBLAS layouts, per-tensor values, the dequantized tensor and the statistics.
  * Without a CUDA device: prints "no CUDA device: skipped" and exits 77. */
 #include <stdio.h>
 

@@ -8,7 +8,7 @@
  * Determinism. Floating-point addition is not associative, so a sum's bits depend on its order.
  * fpsim_stats_add_f64 / _f32 cut the array into fixed chunks of FPSIM_STATS_CHUNK elements (a
  * partition that depends on nothing but n), sum each chunk in a fixed interleaved order (element
- * i into lane i mod 4, lanes folded in order), and fold the chunk
+ * i into lane i mod 8, lanes folded in order), and fold the chunk
  * partials in index order with fpsim_stats_merge. Threads only decide who computes a chunk, never
  * the order of any addition, so the result has the same bits on any thread count.
  * fpsim_stats_merge(a, b) itself is order-dependent in the last bit (a+b+c != a+(b+c)); callers

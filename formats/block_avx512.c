@@ -60,11 +60,14 @@ static inline AVX512 __m512i hmax16x16(__m512i v[16])
     return v[0];
 }
 
-/* Twin of amax_row_bs (block_convert.c): integer max of |x| bits over non-NaN lanes, NaN flag;
- * lanes past n load as +0, which changes neither. bs is a multiple of 16. Blocks are taken 16
- * at a time and reduced together (hmax16x16); missing blocks of the last group count as 0. */
-AVX512 void fpsim_block_amax_row_avx512(const float *restrict x, size_t n, size_t bs,
-                                        uint32_t *restrict m, uint8_t *restrict nan)
+/* Twin of fpsim_block_amax_tile's portable loops (amax_row_bs over each of nrows rows, then the
+ * max and OR across rows): integer max of |x| bits over non-NaN lanes, NaN flag; lanes past n
+ * load as +0, which changes neither. bs is a multiple of 16. Blocks are taken 16 at a time, the
+ * rows folded into one vector per block, and the 16 vectors reduced together (hmax16x16);
+ * missing blocks of the last group count as 0. */
+AVX512 void fpsim_block_amax_tile_avx512(const float *restrict x, size_t stride, size_t nrows,
+                                         size_t n, size_t bs, uint32_t *restrict m,
+                                         uint8_t *restrict nan)
 {
     const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
     const size_t nb = (n + bs - 1) / bs;
@@ -76,19 +79,26 @@ AVX512 void fpsim_block_amax_row_avx512(const float *restrict x, size_t n, size_
         for (size_t k = 0; k < g; k++) {
             const size_t b = b0 + k;
             __mmask16 nn = 0;
-            for (size_t i = b * bs; i < (b + 1) * bs && i < n; i += 16) {
-                const __m512i v = _mm512_and_si512(
-                    _mm512_maskz_loadu_epi32(tail_mask(n - i), x + i), absm);
-                const __mmask16 isnan = _mm512_cmpgt_epi32_mask(v, inf);
-                nn |= isnan;
-                acc[k] = _mm512_mask_max_epi32(acc[k], (__mmask16)~isnan, acc[k], v);
-            }
+            for (size_t r = 0; r < nrows; r++)
+                for (size_t i = b * bs; i < (b + 1) * bs && i < n; i += 16) {
+                    const __m512i v = _mm512_and_si512(
+                        _mm512_maskz_loadu_epi32(tail_mask(n - i), x + r * stride + i), absm);
+                    const __mmask16 isnan = _mm512_cmpgt_epi32_mask(v, inf);
+                    nn |= isnan;
+                    acc[k] = _mm512_mask_max_epi32(acc[k], (__mmask16)~isnan, acc[k], v);
+                }
             nan[b] = nn != 0;
         }
         _Alignas(64) uint32_t r[16];
         _mm512_store_si512(r, hmax16x16(acc));
         memcpy(m + b0, r, g * sizeof *m);
     }
+}
+
+AVX512 void fpsim_block_amax_row_avx512(const float *restrict x, size_t n, size_t bs,
+                                        uint32_t *restrict m, uint8_t *restrict nan)
+{
+    fpsim_block_amax_tile_avx512(x, n, 1, n, bs, m, nan);
 }
 
 /* Twin of fast_loop (block_convert.c) for 16 lanes of y = x * f: the code of each lane, the
@@ -455,6 +465,11 @@ void fpsim_block_amax_row_avx512(const float *restrict x, size_t n, size_t bs, u
                                  uint8_t *restrict nan)
 {
     (void)x, (void)n, (void)bs, (void)m, (void)nan;
+}
+void fpsim_block_amax_tile_avx512(const float *restrict x, size_t stride, size_t nrows, size_t n,
+                                  size_t bs, uint32_t *restrict m, uint8_t *restrict nan)
+{
+    (void)x, (void)stride, (void)nrows, (void)n, (void)bs, (void)m, (void)nan;
 }
 uint64_t fpsim_block_fast_row_avx512(uint8_t *restrict codes, const float *restrict x, size_t n,
                                      size_t bs, const float *restrict fs, const fpsim_block_fast *fc,

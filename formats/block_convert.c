@@ -235,6 +235,12 @@ void fpsim_block_amax_tile(const float *x, size_t stride, size_t nrows, size_t n
     uint32_t mr[FPSIM_BLOCK_TILE_NB];
     uint8_t nr[FPSIM_BLOCK_TILE_NB];
     const size_t nb = (n + bs - 1) / bs;
+    if (bs % 16 == 0 && nrows <= 16 && fpsim_block_have_avx512()) {
+        /* rows folded per block, one reduction per block (taller tiles: row by row below, which
+         * reads the rows sequentially) */
+        fpsim_block_amax_tile_avx512(x, stride, nrows, n, bs, m, nan);
+        return;
+    }
     fpsim_block_amax_row(x, n, bs, m, nan);
     for (size_t r = 1; r < nrows; r++) { /* 2D tiles: the max over the tile's rows */
         fpsim_block_amax_row(x + r * stride, n, bs, mr, nr);

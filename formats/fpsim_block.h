@@ -315,6 +315,8 @@ void fpsim_block_pack_fp4(uint8_t *restrict dst, const uint8_t *restrict codes, 
 int fpsim_block_have_avx512(void);
 void fpsim_block_amax_row_avx512(const float *restrict x, size_t n, size_t bs, uint32_t *restrict m,
                                  uint8_t *restrict nan);
+void fpsim_block_amax_tile_avx512(const float *restrict x, size_t stride, size_t nrows, size_t n,
+                                  size_t bs, uint32_t *restrict m, uint8_t *restrict nan);
 uint32_t fpsim_block_amax_bits_avx512(const float *restrict x, size_t n, int *saw_nan);
 uint64_t fpsim_block_fast_row_avx512(uint8_t *restrict codes, const float *restrict x, size_t n,
                                      size_t bs, const float *restrict fs, const fpsim_block_fast *fc,

@@ -181,6 +181,42 @@ int main(void)
         free(cd);
     }
 
+    /* 6. A large case (many chunks: the threaded path), with a NaN and an Inf in two chunks:
+     *    the same bits on 1, 2 and 3 threads, the counts right, and the figures of the finite
+     *    pairs against GSL. */
+    {
+        size_t nb = 300007;
+        double *br = malloc(nb * sizeof *br), *bc = malloc(nb * sizeof *bc);
+        for (size_t i = 0; i < nb; i++) {
+            br[i] = gsl_ran_gaussian(rng, 1.0);
+            bc[i] = br[i] + gsl_ran_gaussian(rng, 0.05);
+        }
+        fpsim_stats t[3];
+        for (int k = 0; k < 3; k++) {
+            fpsim_stats_init(&t[k]);
+            fpsim_stats_add_f64(&t[k], br, bc, nb, k + 1);
+        }
+        if (memcmp(&t[0], &t[1], sizeof t[0]) || memcmp(&t[0], &t[2], sizeof t[0])) {
+            printf("FAIL large: 1, 2 and 3 threads differ\n");
+            failures++;
+        }
+        check_case("large", br, bc, nb);
+        br[70000] = NAN;
+        bc[200001] = INFINITY;
+        for (int k = 0; k < 2; k++) {
+            fpsim_stats_init(&t[k]);
+            fpsim_stats_add_f64(&t[k], br, bc, nb, k + 1);
+        }
+        check_u64("large nonfinite", t[0].nonfinite, 2);
+        check_u64("large finite", t[0].finite, nb - 2);
+        if (memcmp(&t[0], &t[1], sizeof t[0])) {
+            printf("FAIL large with NaN: 1 and 2 threads differ\n");
+            failures++;
+        }
+        free(br);
+        free(bc);
+    }
+
     free(r);
     free(c);
     gsl_rng_free(rng);

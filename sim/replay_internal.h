@@ -29,6 +29,7 @@ typedef struct replay_state {
     int step;                    /* step being run */
     int view;                    /* FPSIM_VIEW_* the observer records into */
     int failed;                  /* an allocation failed inside an observer */
+    int threads;                 /* for the statistics of large arrays (any count: same bits) */
     fpsim_replay_result *cur;    /* the recipe being run */
     replay_gemm_record *rec;     /* [layer][site][pass] */
     replay_point_record *points; /* [point][layer+1] */

@@ -92,7 +92,7 @@ fpsim_status replay_compare_point(void *ctx, fpsim_point point, int layer, const
     const replay_point_record *p = &s->points[replay_point_slot(s, point, layer)];
     if (!p->valid || p->rows != rows || p->cols != cols) return FPSIM_OK; /* nothing to compare */
     fpsim_stats *st = &s->cur->point[fpsim_replay_point_index(&s->dims, s->step, point, layer)];
-    return fpsim_stats_add_f64(st, p->data, data, rows * cols, 1);
+    return fpsim_stats_add_f64(st, p->data, data, rows * cols, s->threads);
 }
 
 /* The observer of the recipe engine: compares a call's output with the reference's and records
@@ -109,7 +109,7 @@ void replay_observe_gemm(void *ctx, const fpsim_gemm_call *c, const fpsim_operan
     if (r->valid && r->M == c->M && r->N == c->N) {
         fpsim_stats *g = &res->gemm[fpsim_replay_gemm_index(d, s->step, view, c->layer, c->site, c->pass)];
         for (size_t i = 0; i < c->M && !s->failed; i++)
-            if (fpsim_stats_add_f64(g, r->c + i * c->N, c->c + i * c->ldc, c->N, 1)) s->failed = 1;
+            if (fpsim_stats_add_f64(g, r->c + i * c->N, c->c + i * c->ldc, c->N, s->threads)) s->failed = 1;
     }
     const fpsim_operand_report *ops[2] = {a, b};
     for (int w = 0; w < 2; w++) {
@@ -128,7 +128,7 @@ void replay_observe_gemm(void *ctx, const fpsim_gemm_call *c, const fpsim_operan
             size_t rr = w == 0 ? r->a_rows : r->b_rows, rc = w == 0 ? r->a_cols : r->b_cols;
             if (rr == o->rows && rc == o->cols) {
                 size_t kd = fpsim_replay_operand_index(d, s->step, 0, c->layer, c->site, c->pass, o->role);
-                if (fpsim_stats_add_f64(&res->operand_drift[kd], ref, o->received, rr * rc, 1))
+                if (fpsim_stats_add_f64(&res->operand_drift[kd], ref, o->received, rr * rc, s->threads))
                     s->failed = 1;
             }
         }

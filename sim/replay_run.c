@@ -12,14 +12,16 @@
  *        reference's operands (weights included), output compared;
  *        then its AdamW step;
  *   4. the reference's AdamW step; weight drift of each recipe from the reference trajectory.
- * Everything is sequential in a fixed order; threads only work inside a GEMM or a quantizer,
- * where the partition is fixed: the results have the same bits on any thread count. */
+ * Everything is sequential in a fixed order; threads only work inside a GEMM, a quantizer, a
+ * conversion or a statistics pass over whole fixed chunks, where the partition is fixed: the
+ * results have the same bits on any thread count. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "fpsim_parallel.h"
 #include "replay_internal.h"
 
 static double now_seconds(void)
@@ -153,6 +155,7 @@ fpsim_status fpsim_replay_create(fpsim_replay **out, const fpsim_replay_config *
         r->config.batch_ctx = r;
     }
     r->state = s;
+    s->threads = cfg->threads > 0 ? cfg->threads : fpsim_threads_default();
     r->nrecipes = cfg->nrecipes;
     r->dims.steps = cfg->steps;
     r->dims.layers = cfg->model.layers + 1;
@@ -274,13 +277,14 @@ static fpsim_status compare_tensors(const fpsim_replay *r, const fpsim_model *re
                                     const fpsim_params *ref_slab, const fpsim_model *cand,
                                     const fpsim_params *cand_slab, fpsim_stats *stats)
 {
+    const int threads = ((const replay_state *)r->state)->threads;
     for (int t = 0; t < r->dims.tensors; t++) {
         double *a, *b;
         size_t na, nb;
         fpsim_status st = fpsim_model_param_slice(ref, ref_slab, r->tensor_kind[t], r->tensor_layer[t], &a, &na);
         if (!st) st = fpsim_model_param_slice(cand, cand_slab, r->tensor_kind[t], r->tensor_layer[t], &b, &nb);
         if (st) return st;
-        if ((st = fpsim_stats_add_f64(&stats[t], a, b, na < nb ? na : nb, 1))) return st;
+        if ((st = fpsim_stats_add_f64(&stats[t], a, b, na < nb ? na : nb, threads))) return st;
     }
     return FPSIM_OK;
 }

@@ -188,10 +188,9 @@ AVX512 uint64_t fpsim_block_fast_sr_row_avx512(uint8_t *restrict codes, const fl
     const uint32_t m = fc->mbits;
     const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF), maxbits = _mm512_set1_epi32((int)fc->maxbits);
     const __m512i ebmin = _mm512_set1_epi32((int)fc->ebmin), one = _mm512_set1_epi32(1);
-    const __m512i mant = _mm512_set1_epi32(0x7FFFFF), d0 = _mm512_set1_epi32((int)(23u - m));
-    const __m512i c32 = _mm512_set1_epi32(32);
+    const __m512i mant = _mm512_set1_epi32(0x7FFFFF), d0m8 = _mm512_set1_epi32((int)(15u - m));
+    const __m512i bmask = _mm512_set1_epi32((int)(0xFFu << (8u - fc->spec.sr_bits) & 0xFFu));
     __m512i cnt = _mm512_setzero_si512(); /* clipped lanes, per lane (< 2^32 / 16 rows of n) */
-    const __m512i rmask = _mm512_set1_epi32((int)(0xFFFFFFFFu << (32u - fc->spec.sr_bits)));
     const __m512i maxmag = _mm512_set1_epi32((int)fc->max_mag), lim = _mm512_set1_epi32((int)fc->slow_above);
     const __m512i sat = _mm512_set1_epi32((int)satbits), inf = _mm512_set1_epi32(0x7F800000);
     const __m512i msh = _mm512_set1_epi32((int)m), sh = _mm512_set1_epi32((int)fc->sign_shift);
@@ -213,17 +212,17 @@ AVX512 uint64_t fpsim_block_fast_sr_row_avx512(uint8_t *restrict codes, const fl
             const __m512i e1 = _mm512_max_epu32(ef, one); /* ef + (ef == 0) */
             /* extra = ebmin > e1 ? ebmin - e1 : 0 */
             const __m512i extra = _mm512_sub_epi32(_mm512_max_epu32(ebmin, e1), e1);
-            const __m512i d = _mm512_add_epi32(d0, extra);
-            const __m512i dc = _mm512_min_epu32(d, c32);
-            const __m512i hi = _mm512_srlv_epi32(sig, d); /* 0 for d >= 32, as the C select */
-            const __m512i frac = _mm512_sllv_epi32(sig, _mm512_sub_epi32(c32, dc));
-            const __m512i r = _mm512_and_si512(
-                _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(t, rbytes + i)), 24), rmask);
-            const __mmask16 carry = _mm512_cmple_epu32_mask(d, c32) &
-                                    _mm512_cmplt_epu32_mask(_mm512_add_epi32(frac, r), frac);
+            /* sr_loop's hi + carry with d = 23 - m + extra dropped bits (d >= 16 here): the random
+             * word is byte << 24 (masked to sr_bits), so frac + r carries out of 32 bits exactly
+             * when (top 8 dropped bits) + byte >= 256, and hi * 256 + top 8 dropped bits is
+             * sig >> (d - 8); hence hi + carry = ((sig >> (d - 8)) + byte) >> 8. For d >= 32 both
+             * forms give 0 (sig < 2^24). */
+            const __m512i d8 = _mm512_add_epi32(d0m8, extra);
+            const __m512i rb = _mm512_and_si512(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(t, rbytes + i)),
+                                                bmask);
+            const __m512i hc = _mm512_srli_epi32(_mm512_add_epi32(_mm512_srlv_epi32(sig, d8), rb), 8);
             const __m512i ehi = _mm512_sub_epi32(_mm512_max_epu32(e1, ebmin), ebmin);
-            __m512i mag = _mm512_add_epi32(_mm512_sllv_epi32(ehi, msh), hi);
-            mag = _mm512_mask_add_epi32(mag, carry, mag, one);
+            const __m512i mag = _mm512_add_epi32(_mm512_sllv_epi32(ehi, msh), hc);
             const __m512i code = _mm512_or_si512(mag, _mm512_sllv_epi32(_mm512_srli_epi32(bits, 31), sh));
             _mm512_mask_cvtepi32_storeu_epi8(codes + i, t, code);
             sl |= (_mm512_cmpgt_epu32_mask(ab, lim) | _mm512_cmpgt_epu32_mask(mag, maxmag)) & t;

@@ -13,6 +13,7 @@
 #define FPSIM_ELEM_FIXED_CUH
 
 #include <stdint.h>
+#include <string.h>
 
 #include "fpsim_core.h"
 
@@ -45,8 +46,10 @@ template <int F> inline int fpsim_elem_fixed_matches(const fpsim_spec *s)
  *    flush-to-zero since fpsim builds without fast math), and its bits minus the constant's bits
  *    count the quanta. emin - M + 23 >= 7 for every format here, so the constant is normal.
  *  - Overflow, Inf and NaN: the core's codes for RNE (toward_zero = 0), sign-selected.
- * `fpsim verify --device gpu --full` compares it with the CPU over all 2^32 inputs. */
-template <int F> __device__ __forceinline__ uint32_t fpsim_round_f32_rne_lean(uint32_t x, const fpsim_spec &s)
+ * `fpsim verify --device gpu --full` compares the kernels with the CPU over all 2^32 inputs, and
+ * tests/gpu/test_lean_rne.cu compares this function (host build) with fpsim_round_f32 for every
+ * spec that takes it, over all 2^32 inputs, without a GPU. */
+template <int F> __host__ __device__ __forceinline__ uint32_t fpsim_round_f32_rne_lean(uint32_t x, const fpsim_spec &s)
 {
     typedef fpsim_elem_traits<F> T;
     constexpr uint32_t D = 23 - T::mbits;
@@ -56,8 +59,18 @@ template <int F> __device__ __forceinline__ uint32_t fpsim_round_f32_rne_lean(ui
     constexpr uint32_t REBIAS = (uint32_t)(127 - T::bias) << T::mbits;
     const uint32_t sign = x >> 31, a = x & 0x7FFFFFFFu;
     const uint32_t mag_normal = ((a + ((1u << (D - 1)) - 1u) + ((a >> D) & 1u)) >> D) - REBIAS;
+#if defined(__CUDA_ARCH__)
     const uint32_t mag_small =
         __float_as_uint(__fadd_rn(__uint_as_float(a), __uint_as_float(MAGIC_BITS))) - MAGIC_BITS;
+#else /* host (tests/gpu/test_lean_rne.cu): the same IEEE single add, SSE, no flush to zero */
+    float fa, fm, sum;
+    uint32_t sum_bits, magic = MAGIC_BITS;
+    memcpy(&fa, &a, 4);
+    memcpy(&fm, &magic, 4);
+    sum = fa + fm;
+    memcpy(&sum_bits, &sum, 4);
+    const uint32_t mag_small = sum_bits - MAGIC_BITS;
+#endif
     const uint32_t mag = a >= MIN_NORMAL_BITS ? mag_normal : mag_small;
     const uint32_t sign_code = (0u - sign) & (1u << (T::bits - 1));
     const uint32_t ovf = sign ? s.ovf_neg : s.ovf_pos;

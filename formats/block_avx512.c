@@ -101,6 +101,40 @@ AVX512 void fpsim_block_amax_row_avx512(const float *restrict x, size_t n, size_
     fpsim_block_amax_tile_avx512(x, n, 1, n, bs, m, nan);
 }
 
+/* The widening of a BF16 row chunk (x[i] = h[i] << 16, exact) and, in the same pass, its block
+ * amaxes as fpsim_block_amax_tile_avx512 gives them for one row. bs is a multiple of 16. */
+AVX512 void fpsim_block_widen_bf16_amax_avx512(float *restrict x, const uint16_t *restrict h,
+                                               size_t n, size_t bs, uint32_t *restrict m,
+                                               uint8_t *restrict nan)
+{
+    const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+    const size_t nb = (n + bs - 1) / bs;
+    for (size_t b0 = 0; b0 < nb; b0 += 16) {
+        __m512i acc[16];
+        const size_t g = nb - b0 < 16 ? nb - b0 : 16;
+        for (size_t k = 0; k < 16; k++)
+            acc[k] = _mm512_setzero_si512();
+        for (size_t k = 0; k < g; k++) {
+            const size_t b = b0 + k;
+            __mmask16 nn = 0;
+            for (size_t i = b * bs; i < (b + 1) * bs && i < n; i += 16) {
+                const __mmask16 t = tail_mask(n - i);
+                const __m512i w = _mm512_slli_epi32(
+                    _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(t, h + i)), 16);
+                _mm512_mask_storeu_epi32(x + i, t, w);
+                const __m512i v = _mm512_and_si512(w, absm);
+                const __mmask16 isnan = _mm512_cmpgt_epi32_mask(v, inf);
+                nn |= isnan;
+                acc[k] = _mm512_mask_max_epi32(acc[k], (__mmask16)~isnan, acc[k], v);
+            }
+            nan[b] = nn != 0;
+        }
+        _Alignas(64) uint32_t r[16];
+        _mm512_store_si512(r, hmax16x16(acc));
+        memcpy(m + b0, r, g * sizeof *m);
+    }
+}
+
 /* Twin of fast_loop (block_convert.c) for 16 lanes of y = x * f: the code of each lane, the
  * lanes above fc->slow_above (*slow) and the count of clipped finite lanes. */
 typedef struct rne_consts {
@@ -495,6 +529,11 @@ uint32_t fpsim_block_rht_cols_avx512(float *restrict dst, uint16_t *restrict dst
 {
     (void)dst, (void)dst16, (void)x, (void)rows, (void)cols, (void)j0, (void)nbands, (void)saw_nan;
     return 0;
+}
+void fpsim_block_widen_bf16_amax_avx512(float *restrict x, const uint16_t *restrict h, size_t n,
+                                        size_t bs, uint32_t *restrict m, uint8_t *restrict nan)
+{
+    (void)x, (void)h, (void)n, (void)bs, (void)m, (void)nan;
 }
 uint32_t fpsim_block_amax_bits_avx512(const float *restrict x, size_t n, int *saw_nan)
 {

@@ -392,7 +392,11 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t g)
         uint8_t nanb[NB];
         const float *x0 = p->src ? p->src + r0 * p->qcols + c0 : xbuf; /* (r0, c0) */
         const size_t xstride = p->src ? p->qcols : c1 - c0;
-        if (!p->src)
+        const int widened = !p->src && r1 - r0 == 1 && tc % 16 == 0 && p->fast.simd;
+        if (widened) /* one row: widen and take the block amaxes in one pass */
+            fpsim_block_widen_bf16_amax_avx512(xbuf, p->src_bf16 + r0 * p->qcols + c0, c1 - c0, tc, mb,
+                                               nanb);
+        else if (!p->src)
             for (size_t r = r0; r < r1; r++) {
                 const uint16_t *h = p->src_bf16 + r * p->qcols + c0;
                 /* the same chunk of the next group's row: hardware prefetchers stop at page
@@ -404,7 +408,8 @@ static void nvfp4_row(const fpsim_block_plan *p, size_t g)
                 for (size_t i = 0; i < c1 - c0; i++)
                     d[i] = u2f((uint32_t)h[i] << 16);
             }
-        fpsim_block_amax_tile(x0, xstride, r1 - r0, c1 - c0, tc, mb, nanb);
+        if (!widened)
+            fpsim_block_amax_tile(x0, xstride, r1 - r0, c1 - c0, tc, mb, nanb);
         if (s->chain == FPSIM_NVFP4_TE) {
             /* the TE chain's block scales as runs: d = amax * (S_enc * fp32(1/6)), one E4M3
              * conversion pass, enc = fminf(1 / (float(s) * S_dec), FLT_MAX) */

@@ -318,6 +318,9 @@ void fpsim_block_amax_row_avx512(const float *restrict x, size_t n, size_t bs, u
 void fpsim_block_amax_tile_avx512(const float *restrict x, size_t stride, size_t nrows, size_t n,
                                   size_t bs, uint32_t *restrict m, uint8_t *restrict nan);
 uint32_t fpsim_block_amax_bits_avx512(const float *restrict x, size_t n, int *saw_nan);
+/* x[i] = the float of BF16 bits h[i], i < n, and the block amaxes of x (as amax_tile, one row). */
+void fpsim_block_widen_bf16_amax_avx512(float *restrict x, const uint16_t *restrict h, size_t n,
+                                        size_t bs, uint32_t *restrict m, uint8_t *restrict nan);
 uint64_t fpsim_block_fast_row_avx512(uint8_t *restrict codes, const float *restrict x, size_t n,
                                      size_t bs, const float *restrict fs, const fpsim_block_fast *fc,
                                      uint32_t satbits, uint32_t *slow);

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static test_counter tc_amax = TEST_COUNTER_INIT("amax row/tile/bits vs plain loop");
+static test_counter tc_amax = TEST_COUNTER_INIT("amax row/tile/bits, BF16 widening vs plain loop");
 static test_counter tc_rne = TEST_COUNTER_INIT("RNE row vs core and portable loop");
 static test_counter tc_sr = TEST_COUNTER_INIT("SR row (bytes) vs core and portable loop");
 static test_counter tc_pack = TEST_COUNTER_INIT("FP4 packing vs plain loop");
@@ -121,6 +121,34 @@ static void check_amax_tile(const float *x, size_t stride, size_t nrows, size_t 
         if (m[b] != want || nan[b] != wnan)
             test_fail(&tc_amax, "amax tile %zux%zu block %zu: 0x%08x/%d, want 0x%08x/%d", nrows, bs, b,
                       m[b], nan[b], want, wnan);
+    }
+}
+
+/* The BF16 widening + block amax of one row against the exact widening and ref_amax. */
+static void check_widen(size_t n, uint64_t seed)
+{
+    static uint16_t h[NMAX];
+    static float x[NMAX];
+    uint32_t m[FPSIM_BLOCK_TILE_NB];
+    uint8_t nan[FPSIM_BLOCK_TILE_NB];
+    uint64_t rng = seed;
+    for (size_t i = 0; i < n; i++)
+        h[i] = (uint16_t)(test_f32_bits(adversarial(&rng)) >> 16);
+    fpsim_block_widen_bf16_amax_avx512(x, h, n, 16, m, nan);
+    for (size_t i = 0; i < n; i++) {
+        tc_amax.checks++;
+        if (test_f32_bits(x[i]) != (uint32_t)h[i] << 16)
+            test_fail(&tc_amax, "widen n=%zu element %zu: 0x%08x, want 0x%04x0000", n, i, test_f32_bits(x[i]),
+                      h[i]);
+    }
+    for (size_t b = 0; b * 16 < n; b++) {
+        uint32_t rm;
+        int rn;
+        ref_amax(x + b * 16, (b + 1) * 16 <= n ? 16 : n - b * 16, &rm, &rn);
+        tc_amax.checks++;
+        if (m[b] != rm || nan[b] != rn)
+            test_fail(&tc_amax, "widen amax n=%zu block %zu: 0x%08x/%d, want 0x%08x/%d", n, b, m[b], nan[b],
+                      rm, rn);
     }
 }
 
@@ -376,6 +404,9 @@ int main(void)
     fill(x, 16 * 200, 3, 1);
     check_amax_tile(x, 200, 16, 200, 16);
     check_amax_tile(x, 200, 3, 190, 32);
+    check_widen(2048, 1);
+    check_widen(100, 2);
+    check_widen(4096, 3);
     conversions();
     packing();
     rht(64, 48, 0, 1);

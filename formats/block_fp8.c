@@ -68,18 +68,6 @@ static void block_scale(const fpsim_block_plan *p, float amax, float *mult, floa
     }
 }
 
-static float tile_amax(const float *src, size_t stride, size_t r0, size_t r1, size_t c0, size_t c1,
-                       int nan_policy)
-{
-    uint32_t m = 0;
-    int saw_nan = 0;
-    for (size_t r = r0; r < r1; r++) {
-        uint32_t v = fpsim_block_amax_bits(src + r * stride + c0, c1 - c0, &saw_nan);
-        m = v > m ? v : m;
-    }
-    return (saw_nan && nan_policy == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
-}
-
 /* Tile row g (one row for 1x128, 128 rows for 128x128): the block scales of a chunk from the
  * amax over the tile rows, then one vector pass per row when every multiplier is finite and
  * nonzero. */
@@ -150,7 +138,11 @@ void fpsim_block_fp8_group(const fpsim_block_plan *p, size_t g)
             mult = p->tscale;
             sinv = p->tscale_inv;
         } else {
-            float amax = tile_amax(p->src, p->qcols, r0, r1, c0, c1, s->nan);
+            uint32_t m;
+            uint8_t nan;
+            fpsim_block_amax_tile(p->src + r0 * p->qcols + c0, p->qcols, r1 - r0, c1 - c0, c1 - c0,
+                                  &m, &nan);
+            float amax = (nan && s->nan == FPSIM_NAN_PROPAGATE) ? NAN : u2f(m);
             zero += amax == 0.0f;
             block_scale(p, amax, &mult, &sinv);
             o->scale_inv[g * o->scols + b] = sinv;

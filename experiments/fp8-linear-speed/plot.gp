@@ -25,6 +25,6 @@ unset object 1
 set title "where the time goes, all four layers"
 set ylabel "ms"
 set style histogram rowstacked
-plot "breakdown.dat" using 2:xtic(1) title "GEMM" lc rgb "#555555", "" using 3 title "quantize X" lc rgb "#4a7fd0", \
-     "" using 4 title "quantize W (per-tensor: incl. the amax passes)" lc rgb "#e0701f"
+plot "breakdown.dat" using 2:xtic(1) title "GEMM" lc rgb "#555555", "" using 3 title "quantize X (each incl. its amax pass, per-tensor)" lc rgb "#4a7fd0", \
+     "" using 4 title "quantize W"  lc rgb "#e0701f"
 unset multiplot

@@ -22,9 +22,9 @@ plot "speedup.dat" using 2:xtic(1) title "per-tensor: GEMM" lc rgb "#1f4e9e", \
      "" using 9 title "block: step, quantizers at copy roofline (est.)" lc rgb "#f9dcc0", \
      1 with lines lc rgb "black" dt 2 notitle
 unset object 1
-set title "where the time goes, all four layers"
+set title "where the time goes, all four layers (per-tensor quantizers include their amax pass)"
 set ylabel "ms"
 set style histogram rowstacked
-plot "breakdown.dat" using 2:xtic(1) title "GEMM" lc rgb "#555555", "" using 3 title "quantize X (each incl. its amax pass, per-tensor)" lc rgb "#4a7fd0", \
+plot "breakdown.dat" using 2:xtic(1) title "GEMM" lc rgb "#555555", "" using 3 title "quantize X" lc rgb "#4a7fd0", \
      "" using 4 title "quantize W"  lc rgb "#e0701f"
 unset multiplot

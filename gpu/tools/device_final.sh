@@ -9,8 +9,10 @@
 #           ctest -L gpu, verify --device gpu (sample, every block scheme), the GEMM run of
 #           gpu/device_gemm.sh (verify gemm + fp8-linear-speed), then the exhaustive 2^32 sweep of
 #           the float32 specs named in SWEEP until SECONDS (default 280) have passed since the start.
+#           STEPS="ctest verify gemm sweep" (the default) picks the steps; "bench" adds
+#           `bench quantize --device gpu --json` (bench.json).
 # Files under $OUT (at most 8 come back): summary.txt ctest.log verify.log full.log gemm.log
-# verify_gemm.md bench_linear.json test_gemm.log.
+# verify_gemm.md bench_linear.json test_gemm.log (bench.json replaces verify_gemm.md with bench).
 set -u
 cd "$(dirname "$0")/../.."
 
@@ -41,16 +43,31 @@ run() {
     if [ "$PWD" != /work/main ] && [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
     export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 
-    timeout 90 ctest --test-dir build-devonly -L gpu --output-on-failure > "$OUT/ctest.log" 2>&1
-    echo "ctest -L gpu: rc=$? ($(( $(date +%s) - t0 )) s); $(grep -E 'tests passed|tests failed' "$OUT/ctest.log")" >> "$S"
+    local steps=" ${STEPS:-ctest verify gemm sweep} "
+    has() { case "$steps" in *" $1 "*) return 0 ;; esac; return 1; }
 
-    timeout 60 build-devonly/fpsim-device verify --device gpu > "$OUT/verify.log" 2>&1
-    echo "verify --device gpu (sample): rc=$? ($(( $(date +%s) - t0 )) s); $(tail -1 "$OUT/verify.log")" >> "$S"
+    has ctest && {
+        timeout 90 ctest --test-dir build-devonly -L gpu --output-on-failure > "$OUT/ctest.log" 2>&1
+        echo "ctest -L gpu: rc=$? ($(( $(date +%s) - t0 )) s); $(grep -E 'tests passed|tests failed' "$OUT/ctest.log")" >> "$S"
+    }
 
-    OUT=/tmp/fpsim-gemm timeout 150 bash gpu/device_gemm.sh run > "$OUT/gemm.log" 2>&1
-    echo "device_gemm.sh run: rc=$? ($(( $(date +%s) - t0 )) s)" >> "$S"
-    for f in verify_gemm.md bench_linear.json test_gemm.log; do cp /tmp/fpsim-gemm/$f "$OUT/" 2>/dev/null; done
+    has verify && {
+        timeout 60 build-devonly/fpsim-device verify --device gpu > "$OUT/verify.log" 2>&1
+        echo "verify --device gpu (sample): rc=$? ($(( $(date +%s) - t0 )) s); $(tail -1 "$OUT/verify.log")" >> "$S"
+    }
+    has bench && {
+        timeout 90 build-devonly/fpsim-device bench quantize --device gpu --json > "$OUT/bench.json" 2> "$OUT/bench.err"
+        echo "bench quantize --device gpu: rc=$? ($(( $(date +%s) - t0 )) s)" >> "$S"
+        rm -f "$OUT/bench.err"
+    }
 
+    has gemm && {
+        OUT=/tmp/fpsim-gemm timeout 150 bash gpu/device_gemm.sh run > "$OUT/gemm.log" 2>&1
+        echo "device_gemm.sh run: rc=$? ($(( $(date +%s) - t0 )) s)" >> "$S"
+        for f in verify_gemm.md bench_linear.json test_gemm.log; do cp /tmp/fpsim-gemm/$f "$OUT/" 2>/dev/null; done
+    }
+
+    has sweep || { cat "$S"; return; }
     : > "$OUT/full.log"
     for spec in ${SWEEP:-e8m0/ e2m3/nv e3m2/nv bf16/nv f16/nv e2m1/te e2m1/deepgemm e2m3/ml e3m2/ml bf16/ml f16/ml bf16/torch f16/torch bf16/clamp f16/clamp e2m3/torchao e3m2/torchao e2m1/torchao fnuz e4m3ieee e4m3b11}; do
         left=$(( limit - ($(date +%s) - t0) ))

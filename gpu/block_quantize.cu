@@ -23,6 +23,12 @@
 #include "fpsim_qstats.h"
 #include "gpu_internal.cuh"
 
+/* 1: rowwise 2D tiles take kernel v6 (block_tiles_kernel.cuh) where the shape allows; 0: the
+ * general kernel for every 2D tile, as before v6. */
+#ifndef FPSIM_GPU_TILES_FAST
+#define FPSIM_GPU_TILES_FAST 1
+#endif
+
 namespace {
 
 struct qargs {
@@ -416,6 +422,7 @@ template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) blo
 
 #include "block_rows_kernel.cuh"
 #include "block_cols_kernel.cuh"
+#include "block_tiles_kernel.cuh"
 #include "block_stats.cuh"
 
 /* amax of |x|: per-thread max over a grid-stride loop, warp reduce, one atomicMax per warp. */
@@ -770,6 +777,26 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
                                                     : cols % (size_t)g.TC == 0 && g.TC % V == 0 && g.TC / V <= 32;
         tc = s->kind == FPSIM_KIND_FP8_TENSOR ? 0u : (uint32_t)g.TC;
         if (fits) fast = block_rows_kernel_pick(&a.es, a.sr, a.bf16);
+    }
+    /* Kernel v6 for rowwise square 2D tiles on whole 128-column regions (block_tiles_kernel.cuh);
+     * FPSIM_GPU_TILES_FAST=0 at compile time keeps every 2D tile on the general kernel. */
+    block_tiles_kernel_fn fast_tiles = NULL;
+#if FPSIM_GPU_TILES_FAST
+    if (o.axis == FPSIM_AXIS_ROWS && g.TR > 1 && g.TR == g.TC && !a.sr && !a.rht && n < ((size_t)1 << 31) &&
+        s->kind != FPSIM_KIND_FP8_TENSOR && rows % (size_t)g.TR == 0 && cols % 128 == 0)
+        fast_tiles = block_tiles_kernel_pick(&a.es, s->kind, g.TR, a.bf16);
+#endif
+    if (fast_tiles) {
+        int per_sm = 0; /* one wave of CTAs, grid-stride over the T x 128 regions inside */
+        const unsigned tthreads = block_tiles_kernel_threads(g.TR);
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_tiles, (int)tthreads, 0) != cudaSuccess ||
+            per_sm < 1)
+            per_sm = 1;
+        const size_t nreg = (rows / (size_t)g.TR) * (cols / 128);
+        const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
+        fast_tiles<<<(unsigned)(nreg < cap ? nreg : cap), tthreads, 0, cs>>>(a, (uint32_t)rows, (uint32_t)cols);
+        FPSIM_CUDA_LAUNCHED("block_tiles_kernel");
+        return FPSIM_OK;
     }
     if (fast_cols) {
         fast_cols<<<cols_blocks, 256, 0, cs>>>(a, (uint32_t)rows, (uint32_t)cols);

@@ -1,0 +1,215 @@
+/* block_tiles_kernel.cuh: the fast block quantizer (kernel v6) for ROWWISE copies with square 2D
+ * tiles T x T (NVFP4 16x16, MX 32x32, block FP8 128x128) on shapes made of whole regions
+ * (rows % T == 0, cols % 128 == 0). Included by block_quantize.cu inside its namespace, after
+ * block_rows_kernel.cuh; every other case (columnwise copies, partial tiles, SR, other formats or
+ * tile shapes, 2^31 elements or more) takes the general block_quantize_kernel.
+ *
+ * Layout (fpsim_tiles_layout, host-callable so tests/gpu/test_tiles_layout.cu checks it without a
+ * GPU): a CTA of THREADS = 256 threads (512 for 128x128 tiles, which keeps a thread's vectors
+ * in 128 registers) takes one region of T input rows x 128 columns, i.e. 128 / T tiles side by
+ * side. Row segments of 128 elements are VR = 128 / V vectors of V elements (one 16-byte
+ * load: V = 8 bf16, 4 float32); vector i = k * THREADS + t of the region (k = 0 .. K-1, K = T * VR
+ * / THREADS) lies in region row i / VR and column vector i % VR = t % VR (THREADS is a multiple
+ * of VR), so
+ * every vector a thread holds lies in ONE tile: tile (t % VR) / L, L = T / V lanes per tile row.
+ * Loads and code stores are coalesced along rows as in kernel v4.
+ *
+ * Tile amax: each thread's max over its K vectors, then a warp max over the lanes of the same tile
+ * (xor offsets below L: the tile's vectors in one row; offsets VR and up: the warp's other rows),
+ * then the CTA's warp maxima through shared memory. Every step is an exact max of abs_bits, the
+ * general kernel's own |x| bits with its NaN mode (propagate: NaN bits sort above Inf; ignore:
+ * NaN dropped), so the order of the reduction does not change the result. The scale is
+ * scale_of_tile on that amax; the elements go through kernel v4's arithmetic (one multiply, the
+ * exact emulation when the product is NaN or the rule is not a plain multiply, the fixed-format
+ * rounding of elem_fixed.cuh). Writes are the general kernel's: codes, scale_inv and scale codes
+ * once per tile, the cuBLAS 128x4 swizzled code once per tile ROW (each of the tile's T rows
+ * carries the tile's scale), the BLK128x128 fp32 scale once per tile, and the two counters. */
+#ifndef FPSIM_BLOCK_TILES_KERNEL_CUH
+#define FPSIM_BLOCK_TILES_KERNEL_CUH
+
+/* Geometry of kernel v6 for tile side T and V elements per vector (compile-time constants). */
+template <int T, int V> struct fpsim_tiles_layout {
+    enum {
+        THREADS = T == 128 ? 512 : 256, /* 128x128: half the vectors per thread, no spills */
+        RW = 128,                /* region width in elements */
+        VR = RW / V,             /* vectors per region row */
+        L = T / V,               /* lanes (vectors) per tile row */
+        NT = RW / T,             /* tiles per region */
+        K = T * VR / THREADS,    /* vectors per thread */
+        WARPS = THREADS / 32,
+        ROWS_PER_PASS = THREADS / VR
+    };
+    /* Region row and first column of vector k of thread t. */
+    static __host__ __device__ __forceinline__ int row(int t, int k) { return k * ROWS_PER_PASS + t / VR; }
+    static __host__ __device__ __forceinline__ int col(int t) { return (t % VR) * V; }
+    /* The region's tile holding every vector of thread t. */
+    static __host__ __device__ __forceinline__ int tile(int t) { return (t % VR) / L; }
+    /* Warp lanes xor-combined in the tile amax: below L, and VR and above. */
+    static __host__ __device__ __forceinline__ int shuffles(int o) { return o < L || o >= VR; }
+    /* The one lane per warp and tile that publishes the warp's tile maximum. */
+    static __host__ __device__ __forceinline__ int publishes(int t) { return (t % 32) < VR && (t % L) == 0; }
+};
+
+#ifndef FPSIM_TILES_LAYOUT_ONLY /* tests/gpu/test_tiles_layout.cu takes the layout alone */
+
+template <int F, int FULL, int BF16, int T>
+__global__ void __launch_bounds__(T == 128 ? 512 : 256) block_tiles_kernel(qargs a, uint32_t rows, uint32_t cols)
+{
+    constexpr int V = BF16 ? 8 : 4;
+    typedef fpsim_tiles_layout<T, V> lay;
+    static_assert(lay::K >= 1 && lay::K * lay::THREADS == T * lay::VR, "whole vectors per thread");
+    static_assert(lay::THREADS % lay::VR == 0, "every vector of a thread in one column");
+    static_assert(lay::L >= 1 && lay::L <= lay::VR && lay::VR <= 32, "a tile row inside a warp row");
+    __shared__ uint32_t warp_max[2][lay::WARPS][lay::NT]; /* double-buffered: one barrier per region */
+    const fpsim_spec es = a.es;
+    float tv[6];
+    tensor_values(a, tv);
+    if (blockIdx.x == 0 && threadIdx.x == 0 && a.tvals)
+        for (int i = 0; i < 4; i++) a.tvals[i] = tv[i];
+    const int t = threadIdx.x, warp = t >> 5, my_tile = lay::tile(t);
+    const int clamp6 = a.kind == FPSIM_KIND_NVFP4 && a.chain != FPSIM_NVFP4_TE;
+    const float elem_max = fpsim_elem_max_dev(a.elem);
+    const uint32_t nrc = cols / lay::RW, nreg = (rows / T) * nrc;
+    int buf = 0;
+    for (uint32_t reg = blockIdx.x; reg < nreg; reg += gridDim.x, buf ^= 1) {
+        const uint32_t r0 = (reg / nrc) * T, c0 = (reg % nrc) * lay::RW + (uint32_t)lay::col(t);
+        uint4 w[lay::K];
+#pragma unroll
+        for (int k = 0; k < lay::K; k++) {
+            const size_t e = (size_t)(r0 + (uint32_t)lay::row(t, k)) * cols + c0;
+            w[k] = __ldcs(reinterpret_cast<const uint4 *>(a.x) + e / V);
+        }
+        uint32_t am = 0;
+#pragma unroll
+        for (int k = 0; k < lay::K; k++) {
+            const uint32_t u[4] = {w[k].x, w[k].y, w[k].z, w[k].w};
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                if (BF16) {
+                    am = max(am, abs_bits(__uint_as_float(u[q] << 16), a.nan_ignore));
+                    am = max(am, abs_bits(__uint_as_float(u[q] & 0xFFFF0000u), a.nan_ignore));
+                } else {
+                    am = max(am, abs_bits(__uint_as_float(u[q]), a.nan_ignore));
+                }
+            }
+        }
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1)
+            if (lay::shuffles(o)) am = max(am, __shfl_xor_sync(0xFFFFFFFFu, am, o));
+        if (lay::publishes(t)) warp_max[buf][warp][my_tile] = am;
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < lay::WARPS; i++) am = max(am, warp_max[buf][i][my_tile]);
+
+        tile_scale ts = scale_of_tile(a, am, tv);
+        int plain = 1;
+        if (a.kind == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
+        const uint32_t tile_row = r0 / T, tile_col = (c0 - (uint32_t)lay::col(t)) / T + (uint32_t)my_tile;
+        uint32_t sat = 0;
+#pragma unroll
+        for (int k = 0; k < lay::K; k++) {
+            const uint32_t u[4] = {w[k].x, w[k].y, w[k].z, w[k].w};
+            float v[V];
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                if (BF16) {
+                    v[2 * q] = __uint_as_float(u[q] << 16);
+                    v[2 * q + 1] = __uint_as_float(u[q] & 0xFFFF0000u);
+                } else {
+                    v[q] = __uint_as_float(u[q]);
+                }
+            }
+            /* Kernel v4's element arithmetic (block_rows_kernel.cuh), line for line. */
+            float y[V];
+            uint32_t rare = !plain, vsat = 0;
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                y[j] = __fmul_rn(v[j], ts.mult);
+                rare |= fpsim_isnan_bits(__float_as_uint(y[j]));
+                if (a.counters) vsat += saturates(v[j], y[j], elem_max);
+                if (clamp6) y[j] = y[j] < -6.0f ? -6.0f : (y[j] > 6.0f ? 6.0f : y[j]);
+            }
+            if (rare) {
+                vsat = 0;
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    y[j] = scale_element(a, v[j], ts);
+                    if (a.counters) vsat += saturates(v[j], clamp6 ? fpsim_mul_torch(v[j], ts.mult) : y[j], elem_max);
+                }
+            }
+            sat += vsat;
+            uint32_t packed[V / 4] = {};
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                const uint32_t c = fpsim_round_f32_fixed<F, FPSIM_RNE, FULL>(__float_as_uint(y[j]), es, 0u);
+                if (F == FPSIM_E2M1)
+                    packed[j / 8] |= (c & 0xFu) << (4 * (j % 8));
+                else
+                    packed[j / 4] |= (c & 0xFFu) << (8 * (j % 4));
+            }
+            const uint32_t r = r0 + (uint32_t)lay::row(t, k);
+            uint8_t *row = a.codes + (size_t)r * a.code_stride;
+            if (F == FPSIM_E2M1) {
+                if (V == 8)
+                    *reinterpret_cast<uint32_t *>(row + c0 / 2) = packed[0];
+                else
+                    *reinterpret_cast<uint16_t *>(row + c0 / 2) = (uint16_t)packed[0];
+            } else {
+                if (V == 8)
+                    *reinterpret_cast<uint2 *>(row + c0) = make_uint2(packed[0], packed[V / 4 - 1]);
+                else
+                    *reinterpret_cast<uint32_t *>(row + c0) = packed[0];
+            }
+            /* the tile's first vector in each row: the cuBLAS swizzled code of that row */
+            if (a.want_cublas && a.kind != FPSIM_KIND_FP8_BLOCK && (t % lay::L) == 0)
+                a.cub8[swizzle128x4(r, tile_col, a.cublas_cols)] = (uint8_t)ts.code;
+        }
+        if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
+        /* The tile's first vector of its first row: the tile's scale, once. */
+        if (t >= lay::VR || (t % lay::L) != 0) continue;
+        if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);
+        const size_t si = (size_t)tile_row * a.scols + tile_col;
+        a.scale_inv[si] = ts.inv;
+        if (a.scale_codes) a.scale_codes[si] = (uint8_t)ts.code;
+        if (a.want_cublas && a.kind == FPSIM_KIND_FP8_BLOCK)
+            a.cub32[(size_t)tile_row * a.cublas_cols + tile_col] = ts.inv; /* BLK128x128 */
+    }
+}
+
+typedef void (*block_tiles_kernel_fn)(qargs, uint32_t, uint32_t);
+
+template <int F, int T> block_tiles_kernel_fn block_tiles_kernel_of(int full, int bf16)
+{
+    if (full) return bf16 ? block_tiles_kernel<F, 1, 1, T> : block_tiles_kernel<F, 1, 0, T>;
+    return bf16 ? block_tiles_kernel<F, 0, 1, T> : block_tiles_kernel<F, 0, 0, T>;
+}
+
+/* Threads per CTA of the v6 kernel for square tiles of side `side`. */
+inline unsigned block_tiles_kernel_threads(int side) { return side == 128 ? 512u : 256u; }
+
+/* The v6 kernel for scheme kind, square tile side `side` and element spec es (RNE), or NULL.
+ * Instantiated only for the 2D tiles each kind has: NVFP4 16x16 (E2M1), MX 32x32 (E4M3, E5M2,
+ * E2M3, E3M2, E2M1), block FP8 128x128 (E4M3, E5M2). */
+inline block_tiles_kernel_fn block_tiles_kernel_pick(const fpsim_spec *es, int kind, int side, int bf16)
+{
+    const int full = fpsim_spec_full_rules(es) != 0;
+    if (es->round != FPSIM_RNE) return NULL;
+    const int f = es->format;
+    if (kind == FPSIM_KIND_NVFP4 && side == 16 && f == FPSIM_E2M1 && fpsim_elem_fixed_matches<FPSIM_E2M1>(es))
+        return block_tiles_kernel_of<FPSIM_E2M1, 16>(full, bf16);
+    if (kind == FPSIM_KIND_MX && side == 32) {
+        if (f == FPSIM_E4M3 && fpsim_elem_fixed_matches<FPSIM_E4M3>(es)) return block_tiles_kernel_of<FPSIM_E4M3, 32>(full, bf16);
+        if (f == FPSIM_E5M2 && fpsim_elem_fixed_matches<FPSIM_E5M2>(es)) return block_tiles_kernel_of<FPSIM_E5M2, 32>(full, bf16);
+        if (f == FPSIM_E2M3 && fpsim_elem_fixed_matches<FPSIM_E2M3>(es)) return block_tiles_kernel_of<FPSIM_E2M3, 32>(full, bf16);
+        if (f == FPSIM_E3M2 && fpsim_elem_fixed_matches<FPSIM_E3M2>(es)) return block_tiles_kernel_of<FPSIM_E3M2, 32>(full, bf16);
+        if (f == FPSIM_E2M1 && fpsim_elem_fixed_matches<FPSIM_E2M1>(es)) return block_tiles_kernel_of<FPSIM_E2M1, 32>(full, bf16);
+    }
+    if (kind == FPSIM_KIND_FP8_BLOCK && side == 128) {
+        if (f == FPSIM_E4M3 && fpsim_elem_fixed_matches<FPSIM_E4M3>(es)) return block_tiles_kernel_of<FPSIM_E4M3, 128>(full, bf16);
+        if (f == FPSIM_E5M2 && fpsim_elem_fixed_matches<FPSIM_E5M2>(es)) return block_tiles_kernel_of<FPSIM_E5M2, 128>(full, bf16);
+    }
+    return NULL;
+}
+
+#endif /* FPSIM_TILES_LAYOUT_ONLY */
+#endif

@@ -132,23 +132,7 @@ __global__ void __launch_bounds__(256, RHT ? 2 : 3) block_cols_kernel(qargs a, u
 #pragma unroll
             for (int j = 0; j < 8; j++) rb[j] = 0;
         float y[8];
-        uint32_t rare = !plain, sat = 0;
-        const float elem_max = fpsim_elem_max_dev(a.elem);
-#pragma unroll
-        for (int j = 0; j < 8; j++) {
-            y[j] = __fmul_rn(v[j], ts.mult);
-            rare |= fpsim_isnan_bits(__float_as_uint(y[j]));
-            if (a.counters) sat += saturates(v[j], y[j], elem_max);
-            if (clamp6) y[j] = y[j] < -6.0f ? -6.0f : (y[j] > 6.0f ? 6.0f : y[j]);
-        }
-        if (rare) {
-            sat = 0;
-#pragma unroll
-            for (int j = 0; j < 8; j++) {
-                y[j] = scale_element(a, v[j], ts);
-                if (a.counters) sat += saturates(v[j], clamp6 ? fpsim_mul_torch(v[j], ts.mult) : y[j], elem_max);
-            }
-        }
+        const uint32_t sat = scale_group<8>(a, v, y, ts, plain, clamp6, fpsim_elem_max_dev(a.elem));
         if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
         uint32_t packed[2] = {0, 0};
 #pragma unroll

@@ -33,6 +33,35 @@ __device__ __forceinline__ float mx_plain_mult(uint32_t e, int rule, int ao, int
     return fpsim_e8m0_rcp_exact_dev(e);
 }
 
+/* Scale a group of N elements by their tile's multiplier into y, shared by kernels v4-v6: one
+ * multiply each and no branch in the common case; the rare path (a NaN product, or a tile whose
+ * rule is not a plain multiply, plain = 0) redoes the group with the exact emulation
+ * (scale_element). NVFP4 chains other than TE clamp to +-6 (clamp6). Returns how many elements
+ * saturate (0 unless a.counters is set). */
+template <int N>
+__device__ __forceinline__ uint32_t scale_group(const qargs &a, const float (&v)[N], float (&y)[N],
+                                                const tile_scale &ts, int plain, int clamp6,
+                                                float elem_max)
+{
+    uint32_t rare = !plain, sat = 0;
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        y[j] = __fmul_rn(v[j], ts.mult);
+        rare |= fpsim_isnan_bits(__float_as_uint(y[j]));
+        if (a.counters) sat += saturates(v[j], y[j], elem_max);
+        if (clamp6) y[j] = y[j] < -6.0f ? -6.0f : (y[j] > 6.0f ? 6.0f : y[j]);
+    }
+    if (rare) {
+        sat = 0;
+#pragma unroll
+        for (int j = 0; j < N; j++) {
+            y[j] = scale_element(a, v[j], ts);
+            if (a.counters) sat += saturates(v[j], clamp6 ? fpsim_mul_torch(v[j], ts.mult) : y[j], elem_max);
+        }
+    }
+    return sat;
+}
+
 /* Random bits of elements f .. f+V-1 (f % V == 0, V = 4 or 8) for NVFP4 SR: byte (i & 3) of
  * fpsim_sr_word(seed, stream, i >> 2), i.e. word ((i >> 2) & 3) of the Philox block with counter
  * i >> 4: one block serves the V elements. Shifted to the top of the word (8 random bits). */
@@ -103,26 +132,8 @@ __global__ void __launch_bounds__(256) block_rows_kernel(qargs a, uint32_t n, ui
         else
 #pragma unroll
             for (int j = 0; j < V; j++) rb[j] = 0;
-        /* Scale: one multiply per element, no branch; the rare path (a NaN product, or a tile whose
-         * rule is not a plain multiply) redoes the group with the exact emulation. */
         float y[V];
-        uint32_t rare = !plain, sat = 0;
-        const float elem_max = fpsim_elem_max_dev(a.elem);
-#pragma unroll
-        for (int j = 0; j < V; j++) {
-            y[j] = __fmul_rn(v[j], ts.mult);
-            rare |= fpsim_isnan_bits(__float_as_uint(y[j]));
-            if (a.counters) sat += saturates(v[j], y[j], elem_max);
-            if (clamp6) y[j] = y[j] < -6.0f ? -6.0f : (y[j] > 6.0f ? 6.0f : y[j]);
-        }
-        if (rare) {
-            sat = 0;
-#pragma unroll
-            for (int j = 0; j < V; j++) {
-                y[j] = scale_element(a, v[j], ts);
-                if (a.counters) sat += saturates(v[j], clamp6 ? fpsim_mul_torch(v[j], ts.mult) : y[j], elem_max);
-            }
-        }
+        const uint32_t sat = scale_group<V>(a, v, y, ts, plain, clamp6, fpsim_elem_max_dev(a.elem));
         if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
         uint32_t packed[V / 4] = {};
 #pragma unroll

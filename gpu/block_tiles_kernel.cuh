@@ -119,25 +119,9 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256) block_tiles_kernel(qargs
                     v[q] = __uint_as_float(u[q]);
                 }
             }
-            /* Kernel v4's element arithmetic (block_rows_kernel.cuh), line for line. */
+            /* Kernel v4's element arithmetic: scale_group (block_rows_kernel.cuh). */
             float y[V];
-            uint32_t rare = !plain, vsat = 0;
-#pragma unroll
-            for (int j = 0; j < V; j++) {
-                y[j] = __fmul_rn(v[j], ts.mult);
-                rare |= fpsim_isnan_bits(__float_as_uint(y[j]));
-                if (a.counters) vsat += saturates(v[j], y[j], elem_max);
-                if (clamp6) y[j] = y[j] < -6.0f ? -6.0f : (y[j] > 6.0f ? 6.0f : y[j]);
-            }
-            if (rare) {
-                vsat = 0;
-#pragma unroll
-                for (int j = 0; j < V; j++) {
-                    y[j] = scale_element(a, v[j], ts);
-                    if (a.counters) vsat += saturates(v[j], clamp6 ? fpsim_mul_torch(v[j], ts.mult) : y[j], elem_max);
-                }
-            }
-            sat += vsat;
+            sat += scale_group<V>(a, v, y, ts, plain, clamp6, elem_max);
             uint32_t packed[V / 4] = {};
 #pragma unroll
             for (int j = 0; j < V; j++) {

@@ -1,4 +1,4 @@
-/* block_arith.h: FP32 helpers shared by the block quantizers (internal).
+/* block_arith.h: FP32 helpers shared by the block quantizers (internal; sim/ borrows f2u/u2f).
  *
  * f2u/u2f: the bits of a float and back (memcpy, no aliasing tricks).
  * mul_torch/div_torch: FP32 multiply and divide with the NaN propagation of torch 2.15 CPU

@@ -287,8 +287,10 @@ AVX512 void fpsim_block_pack_fp4_avx512(uint8_t *restrict dst, const uint8_t *re
         dst[i / 2] = (uint8_t)((codes[i] & 0xFu) | ((codes[i + 1] & 0xFu) << 4));
 }
 
-/* 8 x 8 float transpose (pure data movement). */
-static inline AVX512 void transpose8x8(float *dst, size_t dstride, const float *src, size_t sstride)
+/* 8 x 8 float transpose in AVX registers (pure data movement: the same bits as a copy loop);
+ * needs AVX only, so block_quantize.c's AVX transpose calls it too. */
+__attribute__((target("avx"))) void fpsim_block_transpose8x8_avx(float *dst, size_t dstride,
+                                                                const float *src, size_t sstride)
 {
     __m256 r[8], u[8], v[8];
     for (int i = 0; i < 8; i++)
@@ -388,7 +390,8 @@ static inline AVX512 void rht_tile(float tt[16][16], const float *restrict x, si
     }
     /* tt[c][k] = tile[k][c]: stored row j0 + c, elements i0 + k */
     for (int q = 0; q < 4; q++)
-        transpose8x8(&tt[(q & 1) * 8][(q >> 1) * 8], 16, &tile[(q >> 1) * 8][(q & 1) * 8], 16);
+        fpsim_block_transpose8x8_avx(&tt[(q & 1) * 8][(q >> 1) * 8], 16,
+                                     &tile[(q >> 1) * 8][(q & 1) * 8], 16);
 }
 
 AVX512 uint32_t fpsim_block_rht_cols_avx512(float *restrict dst, uint16_t *restrict dst16,

@@ -287,30 +287,6 @@ typedef struct transpose_ctx {
 } transpose_ctx;
 
 #if defined(__GNUC__) && defined(__x86_64__)
-#include <immintrin.h>
-/* 8 x 8 float transpose in AVX registers (pure data movement: the same bits as the copy loop). */
-__attribute__((target("avx"))) static void transpose8x8_avx(float *dst, size_t dstride,
-                                                           const float *src, size_t sstride)
-{
-    __m256 r[8], u[8], v[8];
-    for (int i = 0; i < 8; i++)
-        r[i] = _mm256_loadu_ps(src + (size_t)i * sstride);
-    for (int i = 0; i < 8; i += 2) {
-        u[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-        u[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < 8; i += 4) {
-        v[i] = _mm256_shuffle_ps(u[i], u[i + 2], 0x44);
-        v[i + 1] = _mm256_shuffle_ps(u[i], u[i + 2], 0xEE);
-        v[i + 2] = _mm256_shuffle_ps(u[i + 1], u[i + 3], 0x44);
-        v[i + 3] = _mm256_shuffle_ps(u[i + 1], u[i + 3], 0xEE);
-    }
-    for (int i = 0; i < 4; i++) {
-        _mm256_storeu_ps(dst + (size_t)i * dstride, _mm256_permute2f128_ps(v[i], v[i + 4], 0x20));
-        _mm256_storeu_ps(dst + (size_t)(i + 4) * dstride, _mm256_permute2f128_ps(v[i], v[i + 4], 0x31));
-    }
-}
-
 /* transpose_rows with 8 x 8 register tiles inside the 32 x 32 cache tiles; edges element-wise. */
 __attribute__((target("avx"))) static void transpose_rows_avx(const transpose_ctx *t, size_t b, size_t e)
 {
@@ -322,8 +298,8 @@ __attribute__((target("avx"))) static void transpose_rows_avx(const transpose_ct
             for (; j + 8 <= j1; j += 8) {
                 size_t i = i0;
                 for (; i + 8 <= i1; i += 8)
-                    transpose8x8_avx(t->dst + j * t->rows + i, t->rows, t->src + i * t->cols + j,
-                                     t->cols);
+                    fpsim_block_transpose8x8_avx(t->dst + j * t->rows + i, t->rows,
+                                                 t->src + i * t->cols + j, t->cols);
                 for (size_t jj = j; jj < j + 8; jj++)
                     for (size_t ii = i; ii < i1; ii++)
                         t->dst[jj * t->rows + ii] = t->src[ii * t->cols + jj];

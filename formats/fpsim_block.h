@@ -313,6 +313,8 @@ void fpsim_block_pack_fp4(uint8_t *restrict dst, const uint8_t *restrict codes, 
 /* AVX-512 twins (block_avx512.c; callable only when fpsim_block_have_avx512()): the same bits as
  * the portable loops named in that file. bs: a multiple of 16. */
 int fpsim_block_have_avx512(void);
+/* 8 x 8 float transpose (AVX only; x86-64 builds): dst[j * dstride + i] = src[i * sstride + j]. */
+void fpsim_block_transpose8x8_avx(float *dst, size_t dstride, const float *src, size_t sstride);
 void fpsim_block_amax_row_avx512(const float *restrict x, size_t n, size_t bs, uint32_t *restrict m,
                                  uint8_t *restrict nan);
 void fpsim_block_amax_tile_avx512(const float *restrict x, size_t stride, size_t nrows, size_t n,

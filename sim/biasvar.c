@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "block_arith.h"
 #include "fpsim_core.h"
 #include "fpsim_formats.h"
 #include "fpsim_h5.h"
@@ -61,19 +62,6 @@ static const bv_case bv_cases[] = {
 };
 enum { BV_NCASES = sizeof bv_cases / sizeof bv_cases[0] };
 
-static inline uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-static inline float bits_f32(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /* Per-tensor E4M3 of the transposed operand x (rows x cols stored; quantized as cols x rows,
  * element index = position in that columnwise copy, so SR bits follow TE's columnwise order).
  * Output: the dequantized values in the input's rows x cols shape. */
@@ -92,8 +80,8 @@ static void e4m3_tensor(float *deq, const float *x, size_t rows, size_t cols, co
             float y = x[i * cols + j] * scale;
             uint64_t index = (uint64_t)j * rows + i;
             uint32_t rb = spec->round == FPSIM_SR ? fpsim_sr_word(seed, stream, index) : 0;
-            uint32_t code = fpsim_round_f32(f32_bits(y), spec, rb);
-            deq[i * cols + j] = bits_f32(fpsim_decode_f32(code, spec)) * scale_inv;
+            uint32_t code = fpsim_round_f32(f2u(y), spec, rb);
+            deq[i * cols + j] = u2f(fpsim_decode_f32(code, spec)) * scale_inv;
         }
 }
 

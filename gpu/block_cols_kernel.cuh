@@ -80,9 +80,16 @@ __global__ void __launch_bounds__(256, RHT ? 2 : 3) block_cols_kernel(qargs a, u
         for (int i = 0; i < 4; i++) a.tvals[i] = tv[i];
     const int t = threadIdx.x, c = t / P, part = t % P;
     const int clamp6 = a.kind == FPSIM_KIND_NVFP4 && a.chain != FPSIM_NVFP4_TE;
+    const float elem_max = fpsim_elem_max_dev(a.elem);
+    const float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f)); /* NVFP4 TE: S_enc * fp32(1/6) */
     const uint32_t nbc = cols / CIN, nblk = (rows / RIN) * nbc;
     for (uint32_t blk = blockIdx.x; blk < nblk; blk += gridDim.x) {
         const uint32_t r0 = (blk / nbc) * RIN, c0 = (blk % nbc) * CIN;
+        if (t < RIN && blk + gridDim.x < nblk) { /* the CTA's next block into L2, one row a thread */
+            const uint32_t nx = blk + gridDim.x;
+            const size_t e = (size_t)((nx / nbc) * RIN + (uint32_t)t) * cols + (nx % nbc) * CIN;
+            prefetch_l2(static_cast<const char *>(a.x) + e * (BF16 ? 2 : 4), CIN * (BF16 ? 2 : 4));
+        }
         __syncthreads(); /* the previous block's reads are done */
         for (int i = t; i < RIN * CIN / VL; i += 256) {
             const int rr = i / (CIN / VL), cv = i % (CIN / VL);
@@ -111,18 +118,41 @@ __global__ void __launch_bounds__(256, RHT ? 2 : 3) block_cols_kernel(qargs a, u
             for (int j = 0; j < 8; j++) v[j] = tile[part * 8 + j][c];
         }
         uint32_t am = 0;
-#pragma unroll
-        for (int j = 0; j < 8; j++) am = max(am, abs_bits(v[j], a.nan_ignore));
         if (a.amax_only) { /* the pass before: the tensor amax of the stored (post-RHT) operand */
+#pragma unroll
+            for (int j = 0; j < 8; j++) am = max(am, abs_bits(v[j], a.nan_ignore));
             for (int o = 16; o; o >>= 1) am = max(am, __shfl_xor_sync(0xFFFFFFFFu, am, o));
             if ((t & 31) == 0) atomicMax(a.amax_out, am);
             continue;
         }
+        /* The tile's max of |x| bits (NaN above Inf) over its L lanes: the fast case's test and,
+         * when the tile takes it, the amax under every NaN policy (fast_tile.cuh). */
+        uint32_t raw = 0;
 #pragma unroll
-        for (int o = 1; o < L; o <<= 1) am = max(am, __shfl_xor_sync(0xFFFFFFFFu, am, o));
-        tile_scale ts = scale_of_tile(a, am, tv);
+        for (int j = 0; j < 8; j++) raw = max(raw, __float_as_uint(v[j]) & 0x7FFFFFFFu);
+#pragma unroll
+        for (int o = 1; o < L; o <<= 1) raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
+        tile_scale ts;
         int plain = 1;
+        if (a.hw_nvfp4_scale && raw < FPSIM_F32_INF_BITS)
+            ts = nvfp4_te_scale_finite(__uint_as_float(raw), te_mul, tv[5]);
+        else
+            ts = scale_of_tile(a, raw, tv);
         if (a.kind == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
+        const int fast = !clamp6 && tile_is_fast(a.fast_mode, raw, plain, ts.mult, elem_max);
+        am = raw;
+        if (raw >= FPSIM_F32_INF_BITS) { /* NaN/Inf: the amax under the NaN policy, and its scale */
+            const uint32_t lane = (uint32_t)t & 31u;
+            const uint32_t tile_mask = L <= 1 ? (1u << lane) : (((1u << L) - 1u) << (lane & ~(uint32_t)(L - 1)));
+            am = 0;
+#pragma unroll
+            for (int j = 0; j < 8; j++) am = max(am, abs_bits(v[j], a.nan_ignore));
+#pragma unroll
+            for (int o = 1; o < L; o <<= 1) am = max(am, __shfl_xor_sync(tile_mask, am, o));
+            ts = scale_of_tile(a, am, tv);
+            plain = 1;
+            if (a.kind == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
+        }
         const uint32_t srow = c0 + (uint32_t)c, k0 = r0 + (uint32_t)(part * 8);
         const uint32_t f = srow * rows + k0; /* stored linear index: the SR counter */
         uint32_t rb[8];
@@ -132,22 +162,25 @@ __global__ void __launch_bounds__(256, RHT ? 2 : 3) block_cols_kernel(qargs a, u
 #pragma unroll
             for (int j = 0; j < 8; j++) rb[j] = 0;
         float y[8];
-        const uint32_t sat = scale_group<8>(a, v, y, ts, plain, clamp6, fpsim_elem_max_dev(a.elem));
-        if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
-        uint32_t packed[2] = {0, 0};
+        uint8_t *dst = a.codes + (size_t)srow * a.code_stride + (F == FPSIM_E2M1 ? k0 / 2 : k0);
+        uint32_t sat = 0;
+        if (fast) {
 #pragma unroll
-        for (int j = 0; j < 8; j++) {
-            const uint32_t code = fpsim_round_f32_fixed<F, MODE, FULL>(__float_as_uint(y[j]), es, rb[j]);
-            if (F == FPSIM_E2M1)
-                packed[0] |= (code & 0xFu) << (4 * j);
+            for (int j = 0; j < 8; j++) y[j] = __fmul_rn(v[j], ts.mult);
+            if (a.counters)
+#pragma unroll
+                for (int j = 0; j < 8; j++) sat += fabsf(y[j]) > elem_max;
+            uint32_t cw[code_words<F, 8>::W];
+            if constexpr (SR)
+                fast_codes_sr<8>(y, rb, cw);
             else
-                packed[j / 4] |= (code & 0xFFu) << (8 * (j % 4));
+                fast_codes<F, 8>(y, es, cw);
+            store_code_words<F, 8>(cw, dst);
+        } else {
+            sat = scale_group<8>(a, v, y, ts, plain, clamp6, elem_max);
+            round_store_group<F, MODE, FULL, 8>(y, rb, es, dst);
         }
-        uint8_t *row = a.codes + (size_t)srow * a.code_stride;
-        if (F == FPSIM_E2M1)
-            *reinterpret_cast<uint32_t *>(row + k0 / 2) = packed[0];
-        else
-            *reinterpret_cast<uint2 *>(row + k0) = make_uint2(packed[0], packed[1]);
+        if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
         if ((part % L) != 0) continue;
         if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);
         const uint32_t sc = k0 / TC;

@@ -19,9 +19,16 @@
 #include <string.h>
 
 #include "block_rules.cuh"
+#include "fast_tile.cuh"
 #include "fpsim_formats.h"
 #include "fpsim_qstats.h"
 #include "gpu_internal.cuh"
+
+/* 1: rowwise 1 x TC tiles and per-tensor FP8 take kernel v7 (block_rows_fast_kernel.cuh) where
+ * the scheme and element spec allow; 0: kernel v4 for them, as before v7. */
+#ifndef FPSIM_GPU_ROWS_V7
+#define FPSIM_GPU_ROWS_V7 1
+#endif
 
 /* 1: rowwise 2D tiles take kernel v6 (block_tiles_kernel.cuh) where the shape allows; 0: the
  * general kernel for every 2D tile, as before v6. */
@@ -49,6 +56,8 @@ struct qargs {
     uint64_t seed;
     uint32_t stream;
     int want_cublas;
+    int fast_mode;      /* FAST_* of fast_tile.cuh: whether tiles with no NaN/Inf take the short path */
+    int hw_nvfp4_scale; /* NVFP4 TE on sm_89+: finite blocks round their E4M3 scale with cvt */
     unsigned long long *counters; /* statistics wanted: [0] saturated elements, [1] zero-amax
                                    * blocks (the quantizer alone sees them); NULL: not counted */
 };
@@ -421,6 +430,7 @@ template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) blo
 }
 
 #include "block_rows_kernel.cuh"
+#include "block_rows_fast_kernel.cuh"
 #include "block_cols_kernel.cuh"
 #include "block_tiles_kernel.cuh"
 #include "block_stats.cuh"
@@ -703,6 +713,8 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     a.seed = o.seed;
     a.stream = o.stream;
     a.want_cublas = (o.want & FPSIM_QWANT_CUBLAS) != 0 && (out->cublas_codes || out->cublas_f32);
+    a.fast_mode = fast_elem_mode(&a.es, fpsim_gpu_hw_cvt_available());
+    a.hw_nvfp4_scale = s->kind == FPSIM_KIND_NVFP4 && s->chain == FPSIM_NVFP4_TE && fpsim_gpu_hw_cvt_available();
     if ((o.want & FPSIM_QWANT_STATS) && out->counters) {
         FPSIM_CUDA_TRY(cudaMemsetAsync(out->counters, 0, 2 * sizeof(unsigned long long), cs));
         a.counters = out->counters;
@@ -777,6 +789,28 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
                                                     : cols % (size_t)g.TC == 0 && g.TC % V == 0 && g.TC / V <= 32;
         tc = s->kind == FPSIM_KIND_FP8_TENSOR ? 0u : (uint32_t)g.TC;
         if (fits) fast = block_rows_kernel_pick(&a.es, a.sr, a.bf16);
+    }
+    /* Kernel v7 where it applies: the same shapes as v4, nearest-even or NVFP4 SR, the scheme's usual tile
+     * width (its lanes per tile are compiled in), NVFP4 only under the TE chain, and sm_89+. */
+    block_rows_fast_kernel_fn fast7 = NULL;
+#if FPSIM_GPU_ROWS_V7
+    if (fast && a.fast_mode != FAST_NEVER && fpsim_gpu_hw_cvt_available() && n % 16 == 0) {
+        const int usual_tc = s->kind == FPSIM_KIND_MX      ? g.TC == 32
+                             : s->kind == FPSIM_KIND_NVFP4 ? g.TC == 16 && s->chain == FPSIM_NVFP4_TE
+                             : s->kind == FPSIM_KIND_FP8_BLOCK ? g.TC == 128
+                                                               : 1;
+        if (usual_tc) fast7 = block_rows_fast_pick(s->kind, a.es.format, a.bf16, a.sr);
+    }
+#endif
+    if (fast7) {
+        int per_sm = 0; /* one wave of CTAs, grid-stride inside */
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast7, 256, 0) != cudaSuccess || per_sm < 1)
+            per_sm = 4;
+        const size_t span = a.bf16 ? 1024 : 512, nb = cdiv(cdiv(n, span), 8);
+        const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
+        fast7<<<(unsigned)(nb < cap ? nb : cap), 256, 0, cs>>>(a, (uint32_t)n, (uint32_t)cols);
+        FPSIM_CUDA_LAUNCHED("block_rows_fast_kernel");
+        return FPSIM_OK;
     }
     /* Kernel v6 for rowwise square 2D tiles on whole 128-column regions (block_tiles_kernel.cuh);
      * FPSIM_GPU_TILES_FAST=0 at compile time keeps every 2D tile on the general kernel. */

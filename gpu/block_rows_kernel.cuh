@@ -62,6 +62,36 @@ __device__ __forceinline__ uint32_t scale_group(const qargs &a, const float (&v)
     return sat;
 }
 
+/* Round a group of V scaled elements (V = 4 or 8) to codes of format F and store them with one
+ * vector store at dst: the byte of the group's first code (8-bit formats), or of its first pair
+ * (E2M1: two codes a byte, the even element in the low nibble). rb: the elements' random bits for
+ * SR, or NULL (nearest modes). Shared by kernels v4-v6. */
+template <int F, int MODE, int FULL, int V>
+__device__ __forceinline__ void round_store_group(const float (&y)[V], const uint32_t *rb,
+                                                  const fpsim_spec &es, uint8_t *dst)
+{
+    uint32_t packed[V / 4] = {};
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        const uint32_t c = fpsim_round_f32_fixed<F, MODE, FULL>(__float_as_uint(y[j]), es, rb ? rb[j] : 0u);
+        if (F == FPSIM_E2M1)
+            packed[j / 8] |= (c & 0xFu) << (4 * (j % 8));
+        else
+            packed[j / 4] |= (c & 0xFFu) << (8 * (j % 4));
+    }
+    if (F == FPSIM_E2M1) {
+        if (V == 8)
+            *reinterpret_cast<uint32_t *>(dst) = packed[0];
+        else
+            *reinterpret_cast<uint16_t *>(dst) = (uint16_t)packed[0];
+    } else {
+        if (V == 8)
+            *reinterpret_cast<uint2 *>(dst) = make_uint2(packed[0], packed[V / 4 - 1]);
+        else
+            *reinterpret_cast<uint32_t *>(dst) = packed[0];
+    }
+}
+
 /* Random bits of elements f .. f+V-1 (f % V == 0, V = 4 or 8) for NVFP4 SR: byte (i & 3) of
  * fpsim_sr_word(seed, stream, i >> 2), i.e. word ((i >> 2) & 3) of the Philox block with counter
  * i >> 4: one block serves the V elements. Shifted to the top of the word (8 random bits). */
@@ -135,26 +165,7 @@ __global__ void __launch_bounds__(256) block_rows_kernel(qargs a, uint32_t n, ui
         float y[V];
         const uint32_t sat = scale_group<V>(a, v, y, ts, plain, clamp6, fpsim_elem_max_dev(a.elem));
         if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
-        uint32_t packed[V / 4] = {};
-#pragma unroll
-        for (int j = 0; j < V; j++) {
-            const uint32_t c = fpsim_round_f32_fixed<F, MODE, FULL>(__float_as_uint(y[j]), es, rb[j]);
-            if (F == FPSIM_E2M1)
-                packed[j / 8] |= (c & 0xFu) << (4 * (j % 8));
-            else
-                packed[j / 4] |= (c & 0xFFu) << (8 * (j % 4));
-        }
-        if (F == FPSIM_E2M1) {
-            if (V == 8)
-                *reinterpret_cast<uint32_t *>(a.codes + f / 2) = packed[0];
-            else
-                *reinterpret_cast<uint16_t *>(a.codes + f / 2) = (uint16_t)packed[0];
-        } else {
-            if (V == 8)
-                *reinterpret_cast<uint2 *>(a.codes + f) = make_uint2(packed[0], packed[V / 4 - 1]);
-            else
-                *reinterpret_cast<uint32_t *>(a.codes + f) = packed[0];
-        }
+        round_store_group<F, MODE, FULL, V>(y, rb, es, a.codes + (F == FPSIM_E2M1 ? f / 2 : f));
         if (per_tensor || (lane & (lanes_per_tile - 1u)) != 0) continue;
         /* The first lane of a tile writes its scale (and counts a zero-amax block). */
         if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);

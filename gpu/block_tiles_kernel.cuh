@@ -52,6 +52,21 @@ template <int T, int V> struct fpsim_tiles_layout {
 
 #ifndef FPSIM_TILES_LAYOUT_ONLY /* tests/gpu/test_tiles_layout.cu takes the layout alone */
 
+/* The max over a tile of the per-thread values m (exact: max is order-free): warp shuffles over
+ * the lanes of the same tile, then the CTA's warps through slots[] (one barrier). */
+template <typename lay>
+__device__ __forceinline__ uint32_t tile_max(uint32_t m, uint32_t (*slots)[lay::NT], int t, int warp, int my_tile)
+{
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1)
+        if (lay::shuffles(o)) m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+    if (lay::publishes(t)) slots[warp][my_tile] = m;
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < lay::WARPS; i++) m = max(m, slots[i][my_tile]);
+    return m;
+}
+
 template <int F, int FULL, int BF16, int T>
 __global__ void __launch_bounds__(T == 128 ? 512 : 256) block_tiles_kernel(qargs a, uint32_t rows, uint32_t cols)
 {
@@ -69,41 +84,56 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256) block_tiles_kernel(qargs
     const int t = threadIdx.x, warp = t >> 5, my_tile = lay::tile(t);
     const int clamp6 = a.kind == FPSIM_KIND_NVFP4 && a.chain != FPSIM_NVFP4_TE;
     const float elem_max = fpsim_elem_max_dev(a.elem);
+    const float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f)); /* NVFP4 TE: S_enc * fp32(1/6) */
     const uint32_t nrc = cols / lay::RW, nreg = (rows / T) * nrc;
     int buf = 0;
     for (uint32_t reg = blockIdx.x; reg < nreg; reg += gridDim.x, buf ^= 1) {
         const uint32_t r0 = (reg / nrc) * T, c0 = (reg % nrc) * lay::RW + (uint32_t)lay::col(t);
+        if (t < T && reg + gridDim.x < nreg) { /* the CTA's next region into L2, one row a thread */
+            const uint32_t nx = reg + gridDim.x;
+            const size_t e = (size_t)((nx / nrc) * T + (uint32_t)t) * cols + (nx % nrc) * lay::RW;
+            prefetch_l2(static_cast<const char *>(a.x) + e * (BF16 ? 2 : 4), lay::RW * (BF16 ? 2 : 4));
+        }
         uint4 w[lay::K];
 #pragma unroll
         for (int k = 0; k < lay::K; k++) {
             const size_t e = (size_t)(r0 + (uint32_t)lay::row(t, k)) * cols + c0;
             w[k] = __ldcs(reinterpret_cast<const uint4 *>(a.x) + e / V);
         }
+        /* The tile's max of |x| bits (NaN above Inf): the amax under nan=propagate, and the fast
+         * case's test (fast_tile.cuh). */
         uint32_t am = 0;
 #pragma unroll
-        for (int k = 0; k < lay::K; k++) {
-            const uint32_t u[4] = {w[k].x, w[k].y, w[k].z, w[k].w};
+        for (int k = 0; k < lay::K; k++) am = max(am, BF16 ? raw_max_bf16x8(w[k]) : raw_max_f32x4(w[k]));
+        const uint32_t raw = tile_max<lay>(am, warp_max[buf], t, warp, my_tile);
+        am = raw;
+        /* nan=ignore with a NaN in the region (CTA-uniform, rare): the amax again without NaN. */
+        if (__syncthreads_or(a.nan_ignore && raw > FPSIM_F32_INF_BITS)) {
+            am = 0;
 #pragma unroll
-            for (int q = 0; q < 4; q++) {
-                if (BF16) {
-                    am = max(am, abs_bits(__uint_as_float(u[q] << 16), a.nan_ignore));
-                    am = max(am, abs_bits(__uint_as_float(u[q] & 0xFFFF0000u), a.nan_ignore));
-                } else {
-                    am = max(am, abs_bits(__uint_as_float(u[q]), a.nan_ignore));
+            for (int k = 0; k < lay::K; k++) {
+                const uint32_t u[4] = {w[k].x, w[k].y, w[k].z, w[k].w};
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    if (BF16) {
+                        am = max(am, abs_bits(__uint_as_float(u[q] << 16), a.nan_ignore));
+                        am = max(am, abs_bits(__uint_as_float(u[q] & 0xFFFF0000u), a.nan_ignore));
+                    } else {
+                        am = max(am, abs_bits(__uint_as_float(u[q]), a.nan_ignore));
+                    }
                 }
             }
+            am = tile_max<lay>(am, warp_max[buf], t, warp, my_tile);
         }
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1)
-            if (lay::shuffles(o)) am = max(am, __shfl_xor_sync(0xFFFFFFFFu, am, o));
-        if (lay::publishes(t)) warp_max[buf][warp][my_tile] = am;
-        __syncthreads();
-#pragma unroll
-        for (int i = 0; i < lay::WARPS; i++) am = max(am, warp_max[buf][i][my_tile]);
 
-        tile_scale ts = scale_of_tile(a, am, tv);
+        tile_scale ts;
+        if (a.hw_nvfp4_scale && raw < FPSIM_F32_INF_BITS)
+            ts = nvfp4_te_scale_finite(__uint_as_float(raw), te_mul, tv[5]);
+        else
+            ts = scale_of_tile(a, am, tv);
         int plain = 1;
         if (a.kind == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
+        const int fast = !clamp6 && tile_is_fast(a.fast_mode, raw, plain, ts.mult, elem_max);
         const uint32_t tile_row = r0 / T, tile_col = (c0 - (uint32_t)lay::col(t)) / T + (uint32_t)my_tile;
         uint32_t sat = 0;
 #pragma unroll
@@ -119,30 +149,22 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256) block_tiles_kernel(qargs
                     v[q] = __uint_as_float(u[q]);
                 }
             }
-            /* Kernel v4's element arithmetic: scale_group (block_rows_kernel.cuh). */
-            float y[V];
-            sat += scale_group<V>(a, v, y, ts, plain, clamp6, elem_max);
-            uint32_t packed[V / 4] = {};
-#pragma unroll
-            for (int j = 0; j < V; j++) {
-                const uint32_t c = fpsim_round_f32_fixed<F, FPSIM_RNE, FULL>(__float_as_uint(y[j]), es, 0u);
-                if (F == FPSIM_E2M1)
-                    packed[j / 8] |= (c & 0xFu) << (4 * (j % 8));
-                else
-                    packed[j / 4] |= (c & 0xFFu) << (8 * (j % 4));
-            }
             const uint32_t r = r0 + (uint32_t)lay::row(t, k);
-            uint8_t *row = a.codes + (size_t)r * a.code_stride;
-            if (F == FPSIM_E2M1) {
-                if (V == 8)
-                    *reinterpret_cast<uint32_t *>(row + c0 / 2) = packed[0];
-                else
-                    *reinterpret_cast<uint16_t *>(row + c0 / 2) = (uint16_t)packed[0];
+            uint8_t *row = a.codes + (size_t)r * a.code_stride + (F == FPSIM_E2M1 ? c0 / 2 : c0);
+            float y[V];
+            if (fast) {
+#pragma unroll
+                for (int j = 0; j < V; j++) y[j] = __fmul_rn(v[j], ts.mult);
+                if (a.counters)
+#pragma unroll
+                    for (int j = 0; j < V; j++) sat += fabsf(y[j]) > elem_max;
+                uint32_t c[code_words<F, V>::W];
+                fast_codes<F, V>(y, es, c);
+                store_code_words<F, V>(c, row);
             } else {
-                if (V == 8)
-                    *reinterpret_cast<uint2 *>(row + c0) = make_uint2(packed[0], packed[V / 4 - 1]);
-                else
-                    *reinterpret_cast<uint32_t *>(row + c0) = packed[0];
+                /* Kernel v4's element arithmetic: scale_group (block_rows_kernel.cuh). */
+                sat += scale_group<V>(a, v, y, ts, plain, clamp6, elem_max);
+                round_store_group<F, FPSIM_RNE, FULL, V>(y, nullptr, es, row);
             }
             /* the tile's first vector in each row: the cuBLAS swizzled code of that row */
             if (a.want_cublas && a.kind != FPSIM_KIND_FP8_BLOCK && (t % lay::L) == 0)

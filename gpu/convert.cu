@@ -278,18 +278,54 @@ fpsim_status convert_host(void *codes, const void *x, size_t n, const fpsim_spec
     return st;
 }
 
-template <typename Code>
-__global__ void __launch_bounds__(THREADS) decode_kernel(uint32_t *y, const Code *codes, size_t n, fpsim_spec s)
+/* Decode of every code to float32 (Out = uint32_t) or float64 (Out = uint64_t) bits. */
+template <typename Out, typename Code>
+__global__ void __launch_bounds__(THREADS) decode_kernel(Out *y, const Code *codes, size_t n, fpsim_spec s)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        y[i] = fpsim_decode_f32((uint32_t)codes[i], &s);
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        if constexpr (sizeof(Out) == 4)
+            y[i] = fpsim_decode_f32((uint32_t)codes[i], &s);
+        else
+            y[i] = fpsim_decode_f64((uint32_t)codes[i], &s);
+    }
 }
 
-template <typename Code>
-__global__ void __launch_bounds__(THREADS) decode64_kernel(uint64_t *y, const Code *codes, size_t n, fpsim_spec s)
+/* Device-buffer decode (queued on cuda_stream), shared by the float32 and float64 entries. */
+template <typename Out>
+fpsim_status decode_dev(Out *y, const void *codes, size_t n, const fpsim_spec *s, void *cuda_stream)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        y[i] = fpsim_decode_f64((uint32_t)codes[i], &s);
+    fpsim_status st = fpsim_gpu_require();
+    if (st != FPSIM_OK) return st;
+    if (!s) return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_decode: spec is NULL");
+    if (n == 0) return FPSIM_OK;
+    cudaStream_t cs = static_cast<cudaStream_t>(cuda_stream);
+    unsigned blocks = fpsim_gpu_blocks(n, THREADS);
+    if (code_is_wide(s))
+        decode_kernel<Out, uint16_t><<<blocks, THREADS, 0, cs>>>(y, static_cast<const uint16_t *>(codes), n, *s);
+    else
+        decode_kernel<Out, uint8_t><<<blocks, THREADS, 0, cs>>>(y, static_cast<const uint8_t *>(codes), n, *s);
+    FPSIM_CUDA_LAUNCHED("decode_kernel");
+    return FPSIM_OK;
+}
+
+/* Host-buffer decode: copy the codes in, decode_dev, copy the values out. */
+template <typename Out>
+fpsim_status decode_host(Out *y, const void *codes, size_t n, const fpsim_spec *s)
+{
+    fpsim_status st = fpsim_gpu_require();
+    if (st != FPSIM_OK) return st;
+    if (!s) return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_decode: spec is NULL");
+    if (n == 0) return FPSIM_OK;
+    size_t code_size = code_is_wide(s) ? 2 : 1;
+    void *dc = NULL, *dy = NULL;
+    st = fpsim_gpu_alloc(&dc, n * code_size);
+    if (st == FPSIM_OK) st = fpsim_gpu_alloc(&dy, n * sizeof(Out));
+    if (st == FPSIM_OK) st = fpsim_gpu_copy(dc, codes, n * code_size, 0);
+    if (st == FPSIM_OK) st = decode_dev(static_cast<Out *>(dy), dc, n, s, NULL);
+    if (st == FPSIM_OK) st = fpsim_gpu_copy(y, dy, n * sizeof(Out), 1);
+    fpsim_gpu_free(dc);
+    fpsim_gpu_free(dy);
+    return st;
 }
 
 } // namespace
@@ -373,73 +409,21 @@ extern "C" fpsim_status fpsim_gpu_convert_f16(void *codes, const uint16_t *x, si
 extern "C" fpsim_status fpsim_gpu_decode_f32_dev(float *y, const void *codes, size_t n, const fpsim_spec *s,
                                                  void *cuda_stream)
 {
-    fpsim_status st = fpsim_gpu_require();
-    if (st != FPSIM_OK) return st;
-    if (!s) return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_decode: spec is NULL");
-    if (n == 0) return FPSIM_OK;
-    cudaStream_t cs = static_cast<cudaStream_t>(cuda_stream);
-    unsigned blocks = fpsim_gpu_blocks(n, THREADS);
-    if (code_is_wide(s))
-        decode_kernel<uint16_t><<<blocks, THREADS, 0, cs>>>(reinterpret_cast<uint32_t *>(y),
-                                                            static_cast<const uint16_t *>(codes), n, *s);
-    else
-        decode_kernel<uint8_t><<<blocks, THREADS, 0, cs>>>(reinterpret_cast<uint32_t *>(y),
-                                                           static_cast<const uint8_t *>(codes), n, *s);
-    FPSIM_CUDA_LAUNCHED("decode_kernel");
-    return FPSIM_OK;
+    return decode_dev(reinterpret_cast<uint32_t *>(y), codes, n, s, cuda_stream);
 }
 
 extern "C" fpsim_status fpsim_gpu_decode_f32(float *y, const void *codes, size_t n, const fpsim_spec *s)
 {
-    fpsim_status st = fpsim_gpu_require();
-    if (st != FPSIM_OK) return st;
-    if (!s) return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_decode: spec is NULL");
-    if (n == 0) return FPSIM_OK;
-    size_t code_size = code_is_wide(s) ? 2 : 1;
-    void *dc = NULL, *dy = NULL;
-    st = fpsim_gpu_alloc(&dc, n * code_size);
-    if (st == FPSIM_OK) st = fpsim_gpu_alloc(&dy, n * 4);
-    if (st == FPSIM_OK) st = fpsim_gpu_copy(dc, codes, n * code_size, 0);
-    if (st == FPSIM_OK) st = fpsim_gpu_decode_f32_dev(static_cast<float *>(dy), dc, n, s, NULL);
-    if (st == FPSIM_OK) st = fpsim_gpu_copy(y, dy, n * 4, 1);
-    fpsim_gpu_free(dc);
-    fpsim_gpu_free(dy);
-    return st;
+    return decode_host(reinterpret_cast<uint32_t *>(y), codes, n, s);
 }
 
 extern "C" fpsim_status fpsim_gpu_decode_f64_dev(double *y, const void *codes, size_t n, const fpsim_spec *s,
                                                  void *cuda_stream)
 {
-    fpsim_status st = fpsim_gpu_require();
-    if (st != FPSIM_OK) return st;
-    if (!s) return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_decode: spec is NULL");
-    if (n == 0) return FPSIM_OK;
-    cudaStream_t cs = static_cast<cudaStream_t>(cuda_stream);
-    unsigned blocks = fpsim_gpu_blocks(n, THREADS);
-    if (code_is_wide(s))
-        decode64_kernel<uint16_t><<<blocks, THREADS, 0, cs>>>(reinterpret_cast<uint64_t *>(y),
-                                                              static_cast<const uint16_t *>(codes), n, *s);
-    else
-        decode64_kernel<uint8_t><<<blocks, THREADS, 0, cs>>>(reinterpret_cast<uint64_t *>(y),
-                                                             static_cast<const uint8_t *>(codes), n, *s);
-    FPSIM_CUDA_LAUNCHED("decode64_kernel");
-    return FPSIM_OK;
+    return decode_dev(reinterpret_cast<uint64_t *>(y), codes, n, s, cuda_stream);
 }
 
 extern "C" fpsim_status fpsim_gpu_decode_f64(double *y, const void *codes, size_t n, const fpsim_spec *s)
 {
-    fpsim_status st = fpsim_gpu_require();
-    if (st != FPSIM_OK) return st;
-    if (!s) return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_decode: spec is NULL");
-    if (n == 0) return FPSIM_OK;
-    size_t code_size = code_is_wide(s) ? 2 : 1;
-    void *dc = NULL, *dy = NULL;
-    st = fpsim_gpu_alloc(&dc, n * code_size);
-    if (st == FPSIM_OK) st = fpsim_gpu_alloc(&dy, n * 8);
-    if (st == FPSIM_OK) st = fpsim_gpu_copy(dc, codes, n * code_size, 0);
-    if (st == FPSIM_OK) st = fpsim_gpu_decode_f64_dev(static_cast<double *>(dy), dc, n, s, NULL);
-    if (st == FPSIM_OK) st = fpsim_gpu_copy(y, dy, n * 8, 1);
-    fpsim_gpu_free(dc);
-    fpsim_gpu_free(dy);
-    return st;
+    return decode_host(reinterpret_cast<uint64_t *>(y), codes, n, s);
 }

@@ -79,6 +79,81 @@ template <int F> __host__ __device__ __forceinline__ uint32_t fpsim_round_f32_rn
     return a >= 0x7F800000u ? special : code;
 }
 
+/* E2M1 nearest-even of a NON-NaN float32 under a saturating policy (overflow and Inf -> +-6,
+ * -0 -> 0x8: nv, ml_dtypes, torchao, which differ only in NaN codes), written so that most of the
+ * work is FP32 adds (the FMA pipe) rather than integer ALU instructions. With t = |x|:
+ *  - c1 = bits(RN(t + 2^22)) - bits(2^22) = RNE(2t): the sum's ulp is 0.5 (for t < 2^22);
+ *  - c2 = bits(RN(t + 2^23)) - bits(2^23) + 2 = RNE(t) + 2 = RNE(t + 2) (2 is even);
+ *  - c3 = bits(RN(t + 2^24)) - bits(2^24) + 4 = RNE(t / 2) + 4 = RNE(t / 2 + 4).
+ * On [0, 2] the E2M1 code is c1 (quanta of 0.5), on [2, 4] c2 (quanta of 1 above code 4), on
+ * [4, inf) c3 (quanta of 2 above code 6), and each is the smallest of the three there: 2t <= t + 2
+ * <= t/2 + 4 for t <= 2, the reverse orders hold past 2 and 4, and RNE is monotone. Ties go to
+ * the even code because each code has the parity of its rounded integer. Codes above 7 (overflow,
+ * Inf: every sum's bits exceed its constant by more than 7) saturate. Large t cannot wrap: the
+ * bits of a finite or infinite sum are below 0x7F800001. tests/gpu/test_lean_rne.cu compares it
+ * with fpsim_round_f32 over every non-NaN float32. */
+__host__ __device__ __forceinline__ uint32_t fpsim_e2m1_rne_sat(uint32_t x)
+{
+#if defined(__CUDA_ARCH__)
+    const float t = fabsf(__uint_as_float(x));
+    const uint32_t c1 = __float_as_uint(__fadd_rn(t, 4194304.0f)) - 0x4A800000u;
+    const uint32_t c2 = __float_as_uint(__fadd_rn(t, 8388608.0f)) - (0x4B000000u - 2u);
+    const uint32_t c3 = __float_as_uint(__fadd_rn(t, 16777216.0f)) - (0x4B800000u - 4u);
+#else
+    const uint32_t a = x & 0x7FFFFFFFu;
+    float t, s1, s2, s3;
+    uint32_t b1, b2, b3;
+    memcpy(&t, &a, 4);
+    s1 = t + 4194304.0f;
+    s2 = t + 8388608.0f;
+    s3 = t + 16777216.0f;
+    memcpy(&b1, &s1, 4);
+    memcpy(&b2, &s2, 4);
+    memcpy(&b3, &s3, 4);
+    const uint32_t c1 = b1 - 0x4A800000u, c2 = b2 - (0x4B000000u - 2u), c3 = b3 - (0x4B800000u - 4u);
+#endif
+    uint32_t mag = c1 < c2 ? c1 : c2;
+    mag = mag < c3 ? mag : c3;
+    mag = mag < 7u ? mag : 7u;
+    return ((x >> 28) & 8u) | mag;
+}
+
+/* E2M1 stochastic rounding with 8 random bits (the top byte of rb, as the core's FPSIM_SR with
+ * sr_bits = 8: NVFP4's byte per element) of a NON-NaN float32 under a saturating policy.
+ *  - |x| >= 1: the core's q = floor((sig + r * 2^(d-32)) / 2^d) with d = 22 is the lean form
+ *    (|x|bits + (r >> 10)) >> 22 - 252: r >> 10 = byte * 2^14 exactly, and the carry runs into the
+ *    exponent as in the nearest-even form above;
+ *  - |x| < 1: the core's q is floor(2|x| + byte / 256) (d = 149 - exponent field, FP32
+ *    subnormals included). In FP32: byte / 512 is exact ((1 + byte/256) * 0.5 - 0.5), and two
+ *    additions rounded toward zero keep the floor: RZ(|x| + byte/512) never rises past a
+ *    multiple of 0.5 it had not reached, and RZ(s + 2^22) truncates s to quanta of 0.5 above
+ *    2^22, so its bits minus 2^22's count them.
+ * Device only in kernels; the host build (tests/gpu/test_lean_rne.cu) computes the same adds and
+ * must run with the rounding mode set to toward-zero (fesetround(FE_TOWARDZERO)). */
+__host__ __device__ __forceinline__ uint32_t fpsim_e2m1_sr8_sat(uint32_t x, uint32_t rb)
+{
+    const uint32_t a = x & 0x7FFFFFFFu, r = rb & 0xFF000000u;
+    const uint32_t mag_normal = (a + (r >> 10) - 0x3F000000u) >> 22;
+#if defined(__CUDA_ARCH__)
+    const float half_u = __fmaf_rn(__uint_as_float(0x3F800000u | (r >> 9)), 0.5f, -0.5f);
+    const float s = __fadd_rz(__fadd_rz(__uint_as_float(a), half_u), 4194304.0f);
+    const uint32_t mag_small = __float_as_uint(s) - 0x4A800000u;
+#else
+    float fa, f1;
+    const uint32_t one_u = 0x3F800000u | (r >> 9);
+    memcpy(&fa, &a, 4);
+    memcpy(&f1, &one_u, 4);
+    const float half_u = f1 * 0.5f - 0.5f; /* exact in any rounding mode */
+    const float s = (fa + half_u) + 4194304.0f;
+    uint32_t s_bits;
+    memcpy(&s_bits, &s, 4);
+    const uint32_t mag_small = s_bits - 0x4A800000u;
+#endif
+    uint32_t mag = a >= 0x3F800000u ? mag_normal : mag_small;
+    mag = mag < 7u ? mag : 7u;
+    return ((x >> 28) & 8u) | mag;
+}
+
 /* float32 bits -> code: fpsim_round_f32_mode(x, s, rbits, MODE, FULL) with F's format fields as
  * constants (F = -1: the spec as given); RNE without full rules takes the form above. */
 template <int F, int MODE, int FULL>

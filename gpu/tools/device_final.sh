@@ -10,7 +10,8 @@
 #           gpu/device_gemm.sh (verify gemm + fp8-linear-speed), then the exhaustive 2^32 sweep of
 #           the float32 specs named in SWEEP until SECONDS (default 280) have passed since the start.
 #           STEPS="ctest verify gemm sweep" (the default) picks the steps; "bench" adds
-#           `bench quantize --device gpu --json` (bench.json).
+#           `bench quantize --device gpu --json` (bench.json); "ncu" adds Nsight Compute counters
+#           (ncu.txt) for the kernels matching NCU_KERNEL in the bench cases NCU_CASES.
 # Files under $OUT (at most 8 come back): summary.txt ctest.log verify.log full.log gemm.log
 # verify_gemm.md bench_linear.json test_gemm.log (bench.json replaces verify_gemm.md with bench).
 set -u
@@ -59,6 +60,17 @@ run() {
         timeout 90 build-devonly/fpsim-device bench quantize --device gpu --json > "$OUT/bench.json" 2> "$OUT/bench.err"
         echo "bench quantize --device gpu: rc=$? ($(( $(date +%s) - t0 )) s)" >> "$S"
         rm -f "$OUT/bench.err"
+    }
+
+    # ncu: hardware counters for the kernels named by NCU_KERNEL (a regex) in the bench cases
+    # NCU_CASES (--case options), clocks left alone; one profiled launch per kernel and case.
+    has ncu && {
+        # shellcheck disable=SC2086
+        timeout 150 ncu --clock-control none --kernel-name "regex:${NCU_KERNEL:-block_rows_fast}" \
+            --launch-count "${NCU_COUNT:-6}" --section SpeedOfLight --section Occupancy --section LaunchStats \
+            --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+            build-devonly/fpsim-device bench quantize --device gpu --reps 1 ${NCU_CASES:-} > "$OUT/ncu.txt" 2>&1
+        echo "ncu: rc=$? ($(( $(date +%s) - t0 )) s)" >> "$S"
     }
 
     has gemm && {

@@ -1,11 +1,14 @@
 /* test_lean_rne.cu: the GPU kernels' short nearest-even form (gpu/elem_fixed.cuh,
  * fpsim_round_f32_rne_lean) against the shared core's fpsim_round_f32, over every float32 input,
  * for every spec the kernels send through it (E4M3, E5M2, E2M1, E2M3, E3M2 under RNE with no
- * full rules: nv, nv-nosat, torch, torch-sat, clamp, ml_dtypes, ...). The short form is a second
+ * full rules: nv, nv-nosat, torch, torch-sat, clamp, ml_dtypes, ...), and kernel v7's E2M1
+ * saturating forms (fpsim_e2m1_rne_sat; fpsim_e2m1_sr8_sat, stochastic rounding with 8 random
+ * bits, with three random bytes per input) over every non-NaN input for the policies they serve. The short form is a second
  * algorithm (integer add on the float's bits for normal results, one FP32 add for results below
  * the smallest normal); the core, tested against measured values and ml_dtypes in tests/formats,
  * is the oracle. Runs on the host (no GPU needed): the device build of the same function differs
  * only in spelling the add as __fadd_rn, and `fpsim verify --device gpu --full` covers that. */
+#include <fenv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,44 +23,81 @@ struct lean_ctx {
     uint32_t first[64];
 };
 
-template <int F> static void sweep(void *ctx, size_t b, size_t e)
+/* The E2M1 saturating form (fpsim_e2m1_rne_sat), compared on non-NaN inputs only. */
+enum { LEAN = 0, E2M1_SAT = 1, E2M1_SR8 = 2 };
+
+/* The random byte the SR sweep pairs with input x: three per input, 0x00, 0xFF and one that
+ * varies with x (a multiplicative hash), so every byte value meets every exponent. */
+static uint32_t sr_byte(uint32_t x, int which)
+{
+    return which == 0 ? 0x00u : which == 1 ? 0xFFu : (uint32_t)((x * 2654435761u) >> 24);
+}
+
+template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
 {
     lean_ctx *c = static_cast<lean_ctx *>(ctx);
+    const int mode = fegetround();
+    if (FORM == E2M1_SR8) fesetround(FE_TOWARDZERO); /* fpsim_e2m1_sr8_sat's host adds (its comment) */
     for (size_t blk = b; blk < e; blk++) { /* block blk: patterns blk * 2^26 .. */
         unsigned long long bad = 0;
         uint32_t first = 0;
         const uint64_t x0 = (uint64_t)blk << 26;
         for (uint64_t i = 0; i < ((uint64_t)1 << 26); i++) {
             const uint32_t x = (uint32_t)(x0 + i);
+            if (FORM != LEAN && (x & 0x7FFFFFFFu) > 0x7F800000u) continue;
+            if (FORM == E2M1_SR8) {
+                for (int k = 0; k < 3; k++) {
+                    const uint32_t rb = sr_byte(x, k) << 24;
+                    if (fpsim_round_f32(x, &c->spec, rb) != fpsim_e2m1_sr8_sat(x, rb) && !bad++) first = x;
+                }
+                continue;
+            }
             const uint32_t want = fpsim_round_f32(x, &c->spec, 0);
-            const uint32_t got = fpsim_round_f32_rne_lean<F>(x, c->spec);
+            const uint32_t got = FORM == LEAN ? fpsim_round_f32_rne_lean<F>(x, c->spec) : fpsim_e2m1_rne_sat(x);
             if (want != got && !bad++) first = x;
         }
         c->bad[blk] = bad;
         c->first[blk] = first;
     }
+    fesetround(mode);
 }
 
-template <int F> static int check_format(int *specs, const char *only)
+/* Specs the E2M1 saturating form serves: overflow and Inf to +-6, no zero rule (NaN codes free). */
+static int e2m1_sat_spec(const fpsim_spec *s)
+{
+    return fpsim_elem_fixed_matches<FPSIM_E2M1>(s) && !(s->flags & (FPSIM_SPEC_UNSIGNED_ZERO | FPSIM_SPEC_NEGZERO_IN_POS)) &&
+           s->ovf_pos == 0x7 && s->inf_pos == 0x7 && s->ovf_neg == 0xF && s->inf_neg == 0xF;
+}
+
+template <int F, int FORM> static int check_format(int *specs, const char *only)
 {
     int failed = 0;
     if (only && strcmp(only, fpsim_format_get((fpsim_format_id)F)->name)) return 0;
     for (int p = 0; p < fpsim_policy_count(); p++) {
         lean_ctx c;
-        if (fpsim_spec_make(&c.spec, (fpsim_format_id)F, fpsim_policy_name(p), FPSIM_RNE, 0) != FPSIM_OK) continue;
-        if (fpsim_spec_full_rules(&c.spec) || !fpsim_elem_fixed_matches<F>(&c.spec)) continue; /* not the short form's */
-        fpsim_parallel_for(64, 1, sweep<F>, &c, 0);
+        const fpsim_round mode = FORM == E2M1_SR8 ? FPSIM_SR : FPSIM_RNE;
+        if (fpsim_spec_make(&c.spec, (fpsim_format_id)F, fpsim_policy_name(p), mode, FORM == E2M1_SR8 ? 8 : 0) != FPSIM_OK)
+            continue;
+        if (FORM == LEAN && (fpsim_spec_full_rules(&c.spec) || !fpsim_elem_fixed_matches<F>(&c.spec)))
+            continue; /* not the short form's */
+        if (FORM != LEAN && !e2m1_sat_spec(&c.spec)) continue;
+        fpsim_parallel_for(64, 1, sweep<F, FORM>, &c, 0);
         unsigned long long bad = 0;
         uint32_t first = 0;
         for (int b = 0; b < 64; b++) {
             if (c.bad[b] && !bad) first = c.first[b];
             bad += c.bad[b];
         }
-        printf("%-6s %-14s 2^32 inputs, %llu mismatches", fpsim_format_get((fpsim_format_id)F)->name,
-               fpsim_policy_name(p), bad);
-        if (bad)
+        printf("%-6s %-14s %s, %llu mismatches", fpsim_format_get((fpsim_format_id)F)->name, fpsim_policy_name(p),
+               FORM == LEAN       ? "lean, 2^32 inputs"
+               : FORM == E2M1_SAT ? "e2m1_rne_sat, every non-NaN input"
+                                  : "e2m1_sr8_sat, every non-NaN input x 3 bytes",
+               bad);
+        if (bad && FORM != E2M1_SR8)
             printf(" (first: 0x%08x core 0x%x short 0x%x)", first, fpsim_round_f32(first, &c.spec, 0),
-                   fpsim_round_f32_rne_lean<F>(first, c.spec));
+                   FORM == LEAN ? fpsim_round_f32_rne_lean<F>(first, c.spec) : fpsim_e2m1_rne_sat(first));
+        else if (bad)
+            printf(" (first input: 0x%08x)", first);
         printf("\n");
         fflush(stdout);
         failed += bad != 0;
@@ -71,11 +111,13 @@ int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
     int specs = 0, failed = 0;
-    failed += check_format<FPSIM_E4M3>(&specs, only);
-    failed += check_format<FPSIM_E5M2>(&specs, only);
-    failed += check_format<FPSIM_E2M1>(&specs, only);
-    failed += check_format<FPSIM_E2M3>(&specs, only);
-    failed += check_format<FPSIM_E3M2>(&specs, only);
+    failed += check_format<FPSIM_E4M3, LEAN>(&specs, only);
+    failed += check_format<FPSIM_E5M2, LEAN>(&specs, only);
+    failed += check_format<FPSIM_E2M1, LEAN>(&specs, only);
+    failed += check_format<FPSIM_E2M3, LEAN>(&specs, only);
+    failed += check_format<FPSIM_E3M2, LEAN>(&specs, only);
+    failed += check_format<FPSIM_E2M1, E2M1_SAT>(&specs, only);
+    failed += check_format<FPSIM_E2M1, E2M1_SR8>(&specs, only);
     printf("%d specs, %d with mismatches\n", specs, failed);
     if (specs == 0) {
         printf("FAIL: no spec takes the short form (the test checks nothing)\n");

@@ -1,0 +1,250 @@
+/* block_rows_fast_kernel.cuh: kernel v7, the rowwise 1 x TC / per-tensor block quantizer built
+ * for memory bandwidth (MX 1x32, NVFP4 TE 1x16, block FP8 1x128, per-tensor FP8; nearest-even).
+ * Included by block_quantize.cu inside its namespace after block_rows_kernel.cuh (kernel v4),
+ * whose exact element arithmetic it keeps for the tiles that need it.
+ *
+ * Why it is faster than v4 (gpu/RESULTS.md, "Where each kernel stands"): v4 spent about 110
+ * lane-instructions per element, most of them in the general element rounding and in code that
+ * only NaN, Inf or overflow can need. v7 splits every tile into two cases, decided once per tile:
+ *  - FAST (the common case): no NaN or Inf among the tile's inputs, a finite element multiplier
+ *    that the rule applies as one multiply, and either a saturating element policy or a tile
+ *    whose largest scaled magnitude RN(amax * |mult|) does not exceed the element maximum. Then
+ *    no product is NaN, the x86 NaN-order emulation is the plain __fmul_rn, and the element cast
+ *    is the policy's on non-NaN inputs: cvt.rn.satfinite for E4M3/E5M2 (hw_cvt.cuh says why it
+ *    is exact) and the short nearest-even forms of elem_fixed.cuh for E2M1/E2M3/E3M2. The amax is
+ *    the raw max of |x| bits (with no NaN in the tile every NaN policy gives that same max).
+ *  - EXACT (any other tile): the amax under the scheme's NaN policy, scale_of_tile, and kernel
+ *    v4's scale_group plus the shared core's fpsim_round_f32 with the full spec, as before.
+ * Both cases write the same scale (the rule functions of block_rules.cuh); NVFP4 TE rounds its
+ * E4M3 block scale with cvt.rn.satfinite too, since that scale's spec is `nv` on every input.
+ *
+ * Layout: a thread owns G groups of 16 consecutive elements (bf16: two 16-byte loads per group;
+ * float32: four), all loads issued before any arithmetic so 64 bytes per thread are in flight.
+ * Group g of warp chunk c starts at element (c * G + g) * 512 + lane * 16: loads and the 16-byte
+ * (8-byte FP4) code stores are coalesced. A tile of TC elements is L = TC / 16 neighbouring lanes
+ * (NVFP4: one thread per tile), reduced by xor shuffles inside the tile. */
+#ifndef FPSIM_BLOCK_ROWS_FAST_KERNEL_CUH
+#define FPSIM_BLOCK_ROWS_FAST_KERNEL_CUH
+
+#include "fast_tile.cuh"
+
+/* E4M3 scale of an NVFP4 TE block (scale_of_tile's TE case) for a finite block amax: the same
+ * operations with no NaN possible, the E4M3 rounding (spec `nv`) by cvt.rn.satfinite and the
+ * decode by the exact hardware widening (the code is never 0x7F: the input is not NaN). */
+__device__ __forceinline__ tile_scale nvfp4_te_scale_finite(float amax, float te_mul, float s_dec)
+{
+    tile_scale s;
+    const float sb = fminf(__fmul_rn(amax, te_mul), FLT_MAX);
+    s.code = fpsim_hw_cvt_pair(sb, 0.f, 0) & 0xFFu;
+    s.inv = fpsim_hw_e4m3_value(s.code);
+    s.mult = fminf(__fdiv_rn(1.0f, __fmul_rn(s.inv, s_dec)), FLT_MAX);
+    return s;
+}
+
+/* NVFP4 SR random bytes of elements f .. f+15 (f % 16 == 0): the Philox block with counter f / 16
+ * holds them all, element f+j in byte j % 4 of word j / 4 (fpsim_sr_word's definition, as
+ * sr_bytes of kernel v4), each moved to bits 31..24. */
+__device__ __forceinline__ void sr_bytes16(uint32_t (&rb)[16], const qargs &a, uint32_t f)
+{
+    const uint32_t ctr[4] = {f >> 4, 0u, a.stream, 0u};
+    const uint32_t key[2] = {(uint32_t)a.seed, (uint32_t)(a.seed >> 32)};
+    uint32_t w[4];
+    fpsim_philox4x32_10(ctr, key, w);
+#pragma unroll
+    for (int j = 0; j < 16; j++) rb[j] = __byte_perm(w[j / 4], 0u, 0x0444u | (uint32_t)(j % 4) << 12);
+}
+
+/* Sixteen elements, and their packed codes with the count of saturated elements. */
+struct v7_elems { float v[16]; };
+struct v7_codes { uint32_t c[4], sat; };
+
+/* The same 16 codes by the exact path: kernel v4's scaling and the shared core, full spec. Out of
+ * line (rare tiles only), with its inputs by value so the fast path's registers stay registers. */
+__device__ __noinline__ v7_codes exact_codes16(const qargs &a, v7_elems in, tile_scale ts, int plain, float elem_max,
+                                              uint32_t f)
+{
+    v7_codes out;
+    float y[16];
+    uint32_t rb[16];
+    if (a.sr) sr_bytes16(rb, a, f);
+    out.sat = scale_group<16>(a, in.v, y, ts, plain, 0, elem_max);
+    out.c[0] = out.c[1] = out.c[2] = out.c[3] = 0;
+#pragma unroll
+    for (int j = 0; j < 16; j++) {
+        const uint32_t code = fpsim_round_f32(__float_as_uint(y[j]), &a.es, a.sr ? rb[j] : 0u);
+        if (a.fp4)
+            out.c[j / 8] |= (code & 0xFu) << (4 * (j % 8));
+        else
+            out.c[j / 4] |= (code & 0xFFu) << (8 * (j % 4));
+    }
+    return out;
+}
+
+/* KIND: the scheme kind (NVFP4 means the TE chain); F: element format; BF16: input bf16;
+ * L: lanes per tile (TC / 16; 0 for per-tensor); G: groups per thread per pass. a.fast_mode says
+ * whether tiles may take the fast case (fast_tile.cuh). */
+template <int KIND, int F, int BF16, int L, int G, int SR>
+__global__ void __launch_bounds__(256) block_rows_fast_kernel(const __grid_constant__ qargs a, uint32_t n, uint32_t cols)
+{
+    constexpr int W = BF16 ? 2 : 4; /* 16-byte words per group of 16 elements */
+    constexpr int FP4 = F == FPSIM_E2M1;
+    constexpr uint32_t TC = 16u * (uint32_t)(L ? L : 1);
+    float tv[6];
+    tensor_values(a, tv);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        if (a.tvals)
+            for (int i = 0; i < 4; i++) a.tvals[i] = tv[i];
+        if (KIND == FPSIM_KIND_FP8_TENSOR) a.scale_inv[0] = tv[2];
+    }
+    const float elem_max = fpsim_elem_max_dev(a.elem);
+    const float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f)); /* NVFP4 TE: S_enc * fp32(1/6) */
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t tile_mask = L <= 1 ? (1u << lane) : (((1u << L) - 1u) << (lane & ~(uint32_t)(L - 1)));
+    const uint32_t span = 512u * G; /* elements per warp and pass */
+    const uint32_t nchunks = (n + span - 1) / span;
+    const uint32_t warps = gridDim.x * (blockDim.x / 32u);
+    for (uint32_t ch = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u; ch < nchunks; ch += warps) {
+        /* The warp's next chunk into L2 while this one loads and computes (whole chunks only). */
+        if (lane == 0 && (ch + warps + 1u) * span <= n)
+            prefetch_l2(static_cast<const char *>(a.x) + (size_t)(ch + warps) * span * (BF16 ? 2u : 4u), span * (BF16 ? 2u : 4u));
+        uint4 w[G][W];
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            const uint32_t f = ch * span + (uint32_t)g * 512u + lane * 16u;
+#pragma unroll
+            for (int k = 0; k < W; k++)
+                w[g][k] = f < n ? __ldcs(reinterpret_cast<const uint4 *>(a.x) + f / (16 / W) + k) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            const uint32_t f = ch * span + (uint32_t)g * 512u + lane * 16u;
+            v7_elems e;
+            float(&v)[16] = e.v;
+            uint32_t raw = 0; /* max of |x| bits, NaN above Inf */
+#pragma unroll
+            for (int k = 0; k < W; k++) {
+                raw = max(raw, BF16 ? raw_max_bf16x8(w[g][k]) : raw_max_f32x4(w[g][k]));
+                const uint32_t u[4] = {w[g][k].x, w[g][k].y, w[g][k].z, w[g][k].w};
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    if (BF16) {
+                        v[8 * k + 2 * q] = __uint_as_float(u[q] << 16);
+                        v[8 * k + 2 * q + 1] = __uint_as_float(u[q] & 0xFFFF0000u);
+                    } else {
+                        v[4 * k + q] = __uint_as_float(u[q]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int o = 1; o < L; o <<= 1) raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
+            if (f >= n) continue;
+
+            tile_scale ts;
+            int plain = 1;
+            const float amax = __uint_as_float(raw);
+            if (KIND == FPSIM_KIND_NVFP4) {
+                ts = raw < FPSIM_F32_INF_BITS ? nvfp4_te_scale_finite(amax, te_mul, tv[5]) : tile_scale{};
+            } else if (KIND == FPSIM_KIND_MX) {
+                ts.code = fpsim_mx_scale_code_dev(amax, a.rule, a.ao, a.elem);
+                ts.inv = fpsim_e8m0_value_dev(ts.code);
+                ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
+            } else {
+                ts = scale_of_tile(a, raw, tv);
+            }
+            constexpr int NW = code_words<F, 16>::W;
+            uint32_t c[NW], sat = 0, am = raw;
+            const int fast = tile_is_fast(a.fast_mode, raw, plain, ts.mult, elem_max);
+            if (fast) {
+                float y[16];
+#pragma unroll
+                for (int j = 0; j < 16; j++) y[j] = __fmul_rn(v[j], ts.mult);
+                if (a.counters)
+#pragma unroll
+                    for (int j = 0; j < 16; j++) sat += fabsf(y[j]) > elem_max;
+                if constexpr (SR) {
+                    uint32_t rb[16];
+                    sr_bytes16(rb, a, f);
+                    fast_codes_sr<16>(y, rb, c);
+                } else {
+                    fast_codes<F, 16>(y, a.es, c);
+                }
+            } else {
+                if (raw >= FPSIM_F32_INF_BITS) {
+                    /* NaN or Inf: the tile's amax under its NaN policy, and the scale of that
+                     * amax (a finite tile's raw max is that amax, and ts its scale already). */
+                    am = 0;
+#pragma unroll
+                    for (int j = 0; j < 16; j++) am = max(am, abs_bits(v[j], a.nan_ignore));
+#pragma unroll
+                    for (int o = 1; o < L; o <<= 1) am = max(am, __shfl_xor_sync(tile_mask, am, o));
+                    ts = scale_of_tile(a, am, tv);
+                    plain = 1;
+                    if (KIND == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
+                }
+                const v7_codes x = exact_codes16(a, e, ts, plain, elem_max, f);
+#pragma unroll
+                for (int q = 0; q < NW; q++) c[q] = x.c[q];
+                sat = x.sat;
+            }
+            if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
+            store_code_words<F, 16>(c, a.codes + (FP4 ? f / 2 : f));
+            if (KIND == FPSIM_KIND_FP8_TENSOR || (L > 1 && (lane & (uint32_t)(L - 1)) != 0)) continue;
+            /* The first lane of a tile writes its scale (and counts a zero-amax block). */
+            if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);
+            const uint32_t t = f / TC, row = f / cols, sc = (f - row * cols) / TC;
+            a.scale_inv[t] = ts.inv;
+            if (a.scale_codes) a.scale_codes[t] = (uint8_t)ts.code;
+            if (!a.want_cublas) continue;
+            if (KIND == FPSIM_KIND_FP8_BLOCK)
+                a.cub32[(size_t)sc * a.cublas_cols + row] = ts.inv; /* VEC128: K-blocks x rows */
+            else
+                a.cub8[swizzle128x4(row, sc, a.cublas_cols)] = (uint8_t)ts.code;
+        }
+    }
+}
+
+typedef void (*block_rows_fast_kernel_fn)(qargs, uint32_t, uint32_t);
+
+/* Kernel v7 for element format F and the input type, with the tile lanes of the scheme kind. */
+template <int KIND, int F, int SR = 0> block_rows_fast_kernel_fn block_rows_fast_of(int bf16)
+{
+    constexpr int L = KIND == FPSIM_KIND_NVFP4 ? 1 : KIND == FPSIM_KIND_MX ? 2 : KIND == FPSIM_KIND_FP8_BLOCK ? 8 : 0;
+    return bf16 ? block_rows_fast_kernel<KIND, F, 1, L, 2, SR> : block_rows_fast_kernel<KIND, F, 0, L, 1, SR>;
+}
+
+/* Kernel v7 for scheme kind and element format (instantiated for the formats each kind has), or
+ * NULL. The host has checked: rowwise, 1 x TC tiles with cols % TC == 0 (or per-tensor with
+ * n % 16 == 0), the kind's usual TC, nearest-even (or NVFP4 SR), no RHT, fewer than 2^31 elements, the NVFP4
+ * chain is TE, sm_89+ (the NVFP4 scale uses cvt), and a fast mode other than FAST_NEVER. */
+inline block_rows_fast_kernel_fn block_rows_fast_pick(int kind, int format, int bf16, int sr)
+{
+    if (sr) /* NVFP4 only */
+        return kind == FPSIM_KIND_NVFP4 && format == FPSIM_E2M1 ? block_rows_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 1>(bf16)
+                                                                 : NULL;
+    switch (kind) {
+    case FPSIM_KIND_MX:
+        switch (format) {
+        case FPSIM_E4M3: return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E4M3>(bf16);
+        case FPSIM_E5M2: return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E5M2>(bf16);
+        case FPSIM_E2M1: return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E2M1>(bf16);
+        case FPSIM_E2M3: return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E2M3>(bf16);
+        case FPSIM_E3M2: return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E3M2>(bf16);
+        default: return NULL;
+        }
+    case FPSIM_KIND_NVFP4: return format == FPSIM_E2M1 ? block_rows_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1>(bf16) : NULL;
+    case FPSIM_KIND_FP8_BLOCK:
+    case FPSIM_KIND_FP8_TENSOR: {
+        const int block = kind == FPSIM_KIND_FP8_BLOCK;
+        if (format == FPSIM_E4M3)
+            return block ? block_rows_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E4M3>(bf16)
+                         : block_rows_fast_of<FPSIM_KIND_FP8_TENSOR, FPSIM_E4M3>(bf16);
+        if (format == FPSIM_E5M2)
+            return block ? block_rows_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E5M2>(bf16)
+                         : block_rows_fast_of<FPSIM_KIND_FP8_TENSOR, FPSIM_E5M2>(bf16);
+        return NULL;
+    }
+    default: return NULL;
+    }
+}
+
+#endif

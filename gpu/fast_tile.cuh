@@ -1,0 +1,140 @@
+/* fast_tile.cuh: the "fast tile" case shared by the block kernels v5, v6 and v7.
+ *
+ * A tile is FAST when none of its inputs is NaN or Inf, the element multiplier is finite and the
+ * scheme applies it as one multiply (plain), and either the element policy saturates or the
+ * tile's largest scaled magnitude RN(amax * |mult|) is at most the element maximum. Then:
+ *  - no product x * mult is NaN, so the x86 NaN-order emulation of block_rules.cuh is exactly
+ *    __fmul_rn, and every NaN policy sees the same amax (the raw max of |x| bits);
+ *  - the element cast only meets non-NaN inputs, where the policies of one format differ only in
+ *    their overflow/Inf codes (saturating: all the same; otherwise nothing overflows), so it is
+ *    cvt.rn.satfinite for E4M3/E5M2 (hw_cvt.cuh), fpsim_e2m1_rne_sat for E2M1 and the lean
+ *    nearest-even form for E2M3/E3M2 (elem_fixed.cuh; both compared with the core over all
+ *    inputs by tests/gpu/test_lean_rne.cu).
+ * Any other tile takes the kernels' exact path (scale_group and the shared core), which also
+ * recomputes the amax under the scheme's NaN policy. */
+#ifndef FPSIM_FAST_TILE_CUH
+#define FPSIM_FAST_TILE_CUH
+
+#include "elem_fixed.cuh"
+#include "hw_cvt.cuh"
+
+/* qargs.fast_mode: whether and how tiles may take the fast case. */
+enum { FAST_NEVER = 0, FAST_SATURATING = 1, FAST_IF_NO_OVERFLOW = 2 };
+
+/* The fast mode of element spec es (host): nearest-even, the format's standard fields, no zero
+ * rule, nearest-even (or E2M1 stochastic rounding with 8 random bits); E4M3/E5M2 need the
+ * hardware cvt (sm_89+, hw != 0). */
+inline int fast_elem_mode(const fpsim_spec *es, int hw)
+{
+    /* stochastic rounding: E2M1 with a byte per element only (fpsim_e2m1_sr8_sat) */
+    const int sr8 = es->round == FPSIM_SR && es->format == FPSIM_E2M1 && es->sr_bits == 8;
+    if ((es->round != FPSIM_RNE && !sr8) || !es->is_signed ||
+        (es->flags & (FPSIM_SPEC_UNSIGNED_ZERO | FPSIM_SPEC_NEGZERO_IN_POS)))
+        return FAST_NEVER;
+    const uint16_t top = (uint16_t)(1u << (es->bits - 1));
+    const int sat = es->ovf_pos == es->max_mag && es->inf_pos == es->max_mag && es->ovf_neg == (top | es->max_mag) &&
+                    es->inf_neg == (top | es->max_mag);
+    switch (es->format) {
+    case FPSIM_E4M3:
+        if (!hw || !fpsim_elem_fixed_matches<FPSIM_E4M3>(es)) return FAST_NEVER;
+        return sat ? FAST_SATURATING : FAST_IF_NO_OVERFLOW;
+    case FPSIM_E5M2:
+        if (!hw || !fpsim_elem_fixed_matches<FPSIM_E5M2>(es)) return FAST_NEVER;
+        return sat ? FAST_SATURATING : FAST_IF_NO_OVERFLOW;
+    case FPSIM_E2M1: /* fpsim_e2m1_rne_sat saturates: only saturating policies */
+        return fpsim_elem_fixed_matches<FPSIM_E2M1>(es) && sat ? FAST_SATURATING : FAST_NEVER;
+    case FPSIM_E2M3:
+        if (!fpsim_elem_fixed_matches<FPSIM_E2M3>(es)) return FAST_NEVER;
+        return sat ? FAST_SATURATING : FAST_IF_NO_OVERFLOW;
+    case FPSIM_E3M2:
+        if (!fpsim_elem_fixed_matches<FPSIM_E3M2>(es)) return FAST_NEVER;
+        return sat ? FAST_SATURATING : FAST_IF_NO_OVERFLOW;
+    default:
+        return FAST_NEVER;
+    }
+}
+
+/* The fast-case test for one tile: raw = max |x| bits over the tile (NaN above Inf). */
+__device__ __forceinline__ int tile_is_fast(int mode, uint32_t raw, int plain, float mult, float elem_max)
+{
+    const float m = fabsf(mult);
+    return mode != FAST_NEVER && raw < FPSIM_F32_INF_BITS && plain && m <= FLT_MAX &&
+           (mode == FAST_SATURATING || __fmul_rn(__uint_as_float(raw), m) <= elem_max);
+}
+
+/* Words holding N codes of format F: 8 nibbles (E2M1) or 4 bytes a word. */
+template <int F, int N> struct code_words { enum { W = F == FPSIM_E2M1 ? (N + 7) / 8 : (N + 3) / 4 }; };
+
+/* Codes of N scaled, non-NaN elements of a fast tile, packed: element j in nibble j (E2M1) or
+ * byte j (8-bit storage). */
+template <int F, int N>
+__device__ __forceinline__ void fast_codes(const float (&y)[N], const fpsim_spec &es, uint32_t (&c)[code_words<F, N>::W])
+{
+#pragma unroll
+    for (int q = 0; q < code_words<F, N>::W; q++) c[q] = 0;
+    if (F == FPSIM_E4M3 || F == FPSIM_E5M2) {
+#pragma unroll
+        for (int j = 0; j < N; j += 2)
+            c[j / 4] |= fpsim_hw_cvt_pair(y[j], y[j + 1], F == FPSIM_E5M2) << (8 * (j % 4));
+    } else if (F == FPSIM_E2M1) {
+#pragma unroll
+        for (int j = 0; j < N; j++) c[j / 8] |= fpsim_e2m1_rne_sat(__float_as_uint(y[j])) << (4 * (j % 8));
+    } else {
+        constexpr int G = F == FPSIM_E2M3 || F == FPSIM_E3M2 ? F : FPSIM_E2M3;
+#pragma unroll
+        for (int j = 0; j < N; j++) c[j / 4] |= fpsim_round_f32_rne_lean<G>(__float_as_uint(y[j]), es) << (8 * (j % 4));
+    }
+}
+
+/* The same for E2M1 under stochastic rounding: rb[j] holds element j's random byte in bits 31..24. */
+template <int N>
+__device__ __forceinline__ void fast_codes_sr(const float (&y)[N], const uint32_t (&rb)[N],
+                                              uint32_t (&c)[code_words<FPSIM_E2M1, N>::W])
+{
+#pragma unroll
+    for (int q = 0; q < code_words<FPSIM_E2M1, N>::W; q++) c[q] = 0;
+#pragma unroll
+    for (int j = 0; j < N; j++) c[j / 8] |= fpsim_e2m1_sr8_sat(__float_as_uint(y[j]), rb[j]) << (4 * (j % 8));
+}
+
+/* Store N packed codes of format F (N = 4, 8 or 16) at dst with one vector store. */
+template <int F, int N> __device__ __forceinline__ void store_code_words(const uint32_t (&c)[code_words<F, N>::W], uint8_t *dst)
+{
+    constexpr int BYTES = F == FPSIM_E2M1 ? N / 2 : N;
+    if (BYTES == 16)
+        *reinterpret_cast<uint4 *>(dst) = make_uint4(c[0], c[1 % code_words<F, N>::W], c[2 % code_words<F, N>::W],
+                                                     c[3 % code_words<F, N>::W]);
+    else if (BYTES == 8)
+        *reinterpret_cast<uint2 *>(dst) = make_uint2(c[0], c[1 % code_words<F, N>::W]);
+    else if (BYTES == 4)
+        *reinterpret_cast<uint32_t *>(dst) = c[0];
+    else
+        *reinterpret_cast<uint16_t *>(dst) = (uint16_t)c[0];
+}
+
+/* Ask the L2 for `bytes` bytes at p (16-byte aligned, a multiple of 16) ahead of their loads: one
+ * bulk-copy-engine prefetch (sm_90), no registers held, nothing returned; a hint only. */
+__device__ __forceinline__ void prefetch_l2(const void *p, uint32_t bytes)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+/* Max of |x| bits over the 8 bf16 elements of a 16-byte word (NaN above Inf), as float32 bits. */
+__device__ __forceinline__ uint32_t raw_max_bf16x8(const uint4 &w)
+{
+    uint32_t m = __vmaxu2(__vmaxu2(w.x & 0x7FFF7FFFu, w.y & 0x7FFF7FFFu), __vmaxu2(w.z & 0x7FFF7FFFu, w.w & 0x7FFF7FFFu));
+    return max(m >> 16, m & 0xFFFFu) << 16;
+}
+
+/* The same over the 4 float32 elements of a 16-byte word. */
+__device__ __forceinline__ uint32_t raw_max_f32x4(const uint4 &w)
+{
+    return max(max(w.x & 0x7FFFFFFFu, w.y & 0x7FFFFFFFu), max(w.z & 0x7FFFFFFFu, w.w & 0x7FFFFFFFu));
+}
+
+#endif

@@ -30,6 +30,11 @@
 #define FPSIM_GPU_ROWS_V7 1
 #endif
 
+/* 1: columnwise 1 x TC tiles take kernel v8 (block_cols_fast_kernel.cuh) where it applies; 0: v5. */
+#ifndef FPSIM_GPU_COLS_V8
+#define FPSIM_GPU_COLS_V8 1
+#endif
+
 /* 1: rowwise 2D tiles take kernel v6 (block_tiles_kernel.cuh) where the shape allows; 0: the
  * general kernel for every 2D tile, as before v6. */
 #ifndef FPSIM_GPU_TILES_FAST
@@ -432,6 +437,7 @@ template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) blo
 #include "block_rows_kernel.cuh"
 #include "block_rows_fast_kernel.cuh"
 #include "block_cols_kernel.cuh"
+#include "block_cols_fast_kernel.cuh"
 #include "block_tiles_kernel.cuh"
 #include "block_stats.cuh"
 
@@ -747,6 +753,26 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         cols_blocks = (unsigned)(nblk < cap ? nblk : cap);
     }
 
+    /* Kernel v8 for columnwise 1 x TC tiles of the kinds' usual widths, in whole warp tiles
+     * (block_cols_fast_kernel.cuh); v5 for the other shapes and chains it does not take. */
+    block_cols_fast_kernel_fn fast8 = NULL;
+    unsigned blocks8 = 0;
+#if FPSIM_GPU_COLS_V8
+    if (o.axis == FPSIM_AXIS_COLS && g.TR == 1 && rows * cols < ((size_t)1 << 31) && a.fast_mode != FAST_NEVER &&
+        fpsim_gpu_hw_cvt_available() && rows % block_cols_fast_warp_rows(g.TC) == 0 &&
+        cols % block_cols_fast_warp_cols(g.TC, a.bf16) == 0 &&
+        ((s->kind == FPSIM_KIND_NVFP4 && s->chain == FPSIM_NVFP4_TE && g.TC == 16) ||
+         (s->kind == FPSIM_KIND_MX && g.TC == 32) || (s->kind == FPSIM_KIND_FP8_BLOCK && g.TC == 128))) {
+        fast8 = block_cols_fast_pick(s->kind, g.TC, a.es.format, a.sr, a.rht, a.bf16);
+        int per_sm = 0;
+        if (fast8 && (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast8, 256, 0) != cudaSuccess || per_sm < 1))
+            per_sm = 2;
+        const size_t nwt = (rows / block_cols_fast_warp_rows(g.TC)) * (cols / block_cols_fast_warp_cols(g.TC, a.bf16));
+        const size_t nb = cdiv(nwt, 8), cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * per_sm;
+        blocks8 = (unsigned)(nb < cap ? nb : cap);
+    }
+#endif
+
     /* The tensor amax (over the stored operand: after the RHT when there is one), unless given.
      * Like the CPU driver: NVFP4 and per-tensor FP8 need it; other kinds report NaN, or with
      * statistics wanted (host API) the max over finite inputs. */
@@ -761,7 +787,9 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
             qargs am = a;
             am.amax_only = 1;
             am.amax_out = out->amax_bits;
-            if (fast_cols)
+            if (fast8)
+                fast8<<<blocks8, 256, 0, cs>>>(am, (uint32_t)rows, (uint32_t)cols);
+            else if (fast_cols)
                 fast_cols<<<cols_blocks, 256, 0, cs>>>(am, (uint32_t)rows, (uint32_t)cols);
             else
                 kernel<<<blocks, threads, 0, cs>>>(am);
@@ -818,7 +846,8 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
 #if FPSIM_GPU_TILES_FAST
     if (o.axis == FPSIM_AXIS_ROWS && g.TR > 1 && g.TR == g.TC && !a.sr && !a.rht && n < ((size_t)1 << 31) &&
         s->kind != FPSIM_KIND_FP8_TENSOR && rows % (size_t)g.TR == 0 && cols % 128 == 0)
-        fast_tiles = block_tiles_kernel_pick(&a.es, s->kind, g.TR, a.bf16);
+        fast_tiles = block_tiles_kernel_pick(&a.es, s->kind, g.TR, a.bf16,
+                                             block_tiles_region_width(g.TR, a.bf16, cols) != 128);
 #endif
     if (fast_tiles) {
         int per_sm = 0; /* one wave of CTAs, grid-stride over the T x 128 regions inside */
@@ -826,10 +855,15 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_tiles, (int)tthreads, 0) != cudaSuccess ||
             per_sm < 1)
             per_sm = 1;
-        const size_t nreg = (rows / (size_t)g.TR) * (cols / 128);
+        const size_t nreg = (rows / (size_t)g.TR) * (cols / block_tiles_region_width(g.TR, a.bf16, cols));
         const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
         fast_tiles<<<(unsigned)(nreg < cap ? nreg : cap), tthreads, 0, cs>>>(a, (uint32_t)rows, (uint32_t)cols);
         FPSIM_CUDA_LAUNCHED("block_tiles_kernel");
+        return FPSIM_OK;
+    }
+    if (fast8) {
+        fast8<<<blocks8, 256, 0, cs>>>(a, (uint32_t)rows, (uint32_t)cols);
+        FPSIM_CUDA_LAUNCHED("block_cols_fast_kernel");
         return FPSIM_OK;
     }
     if (fast_cols) {

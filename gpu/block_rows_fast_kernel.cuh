@@ -84,7 +84,7 @@ __device__ __noinline__ v7_codes exact_codes16(const qargs &a, v7_elems in, tile
  * L: lanes per tile (TC / 16; 0 for per-tensor); G: groups per thread per pass. a.fast_mode says
  * whether tiles may take the fast case (fast_tile.cuh). */
 template <int KIND, int F, int BF16, int L, int G, int SR>
-__global__ void __launch_bounds__(256) block_rows_fast_kernel(const __grid_constant__ qargs a, uint32_t n, uint32_t cols)
+__global__ void __launch_bounds__(256, 3) block_rows_fast_kernel(const __grid_constant__ qargs a, uint32_t n, uint32_t cols)
 {
     constexpr int W = BF16 ? 2 : 4; /* 16-byte words per group of 16 elements */
     constexpr int FP4 = F == FPSIM_E2M1;

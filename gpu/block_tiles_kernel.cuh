@@ -27,11 +27,15 @@
 #ifndef FPSIM_BLOCK_TILES_KERNEL_CUH
 #define FPSIM_BLOCK_TILES_KERNEL_CUH
 
-/* Geometry of kernel v6 for tile side T and V elements per vector (compile-time constants). */
-template <int T, int V> struct fpsim_tiles_layout {
+/* Geometry of kernel v6 for tile side T, V elements per vector and region width RW (compile-time
+ * constants). RW = 128 for every T; T <= 32 also has a wide variant (RW = 64 V: 512 bf16 or 256
+ * float32 columns, four times the vectors per thread in flight) for shapes whose columns allow it.
+ * With RW > 32 V a region row spans several warps: a warp then covers the tiles of one part of the
+ * row (covers()), and the CTA's maximum of a tile combines only the warps that cover it. */
+template <int T, int V, int RW_ = 128> struct fpsim_tiles_layout {
     enum {
         THREADS = T == 128 ? 512 : 256, /* 128x128: half the vectors per thread, no spills */
-        RW = 128,                /* region width in elements */
+        RW = RW_,                /* region width in elements */
         VR = RW / V,             /* vectors per region row */
         L = T / V,               /* lanes (vectors) per tile row */
         NT = RW / T,             /* tiles per region */
@@ -48,6 +52,11 @@ template <int T, int V> struct fpsim_tiles_layout {
     static __host__ __device__ __forceinline__ int shuffles(int o) { return o < L || o >= VR; }
     /* The one lane per warp and tile that publishes the warp's tile maximum. */
     static __host__ __device__ __forceinline__ int publishes(int t) { return (t % 32) < VR && (t % L) == 0; }
+    /* Whether warp w holds vectors of tile i (every warp does when a region row fits in a warp). */
+    static __host__ __device__ __forceinline__ int covers(int w, int i)
+    {
+        return VR <= 32 || (w * 32 % VR) / 32 == i * L / 32;
+    }
 };
 
 #ifndef FPSIM_TILES_LAYOUT_ONLY /* tests/gpu/test_tiles_layout.cu takes the layout alone */
@@ -63,18 +72,21 @@ __device__ __forceinline__ uint32_t tile_max(uint32_t m, uint32_t (*slots)[lay::
     if (lay::publishes(t)) slots[warp][my_tile] = m;
     __syncthreads();
 #pragma unroll
-    for (int i = 0; i < lay::WARPS; i++) m = max(m, slots[i][my_tile]);
+    for (int i = 0; i < lay::WARPS; i++)
+        if (lay::covers(i, my_tile)) m = max(m, slots[i][my_tile]);
     return m;
 }
 
-template <int F, int FULL, int BF16, int T>
-__global__ void __launch_bounds__(T == 128 ? 512 : 256) block_tiles_kernel(qargs a, uint32_t rows, uint32_t cols)
+template <int F, int FULL, int BF16, int T, int WIDE>
+__global__ void __launch_bounds__(T == 128 ? 512 : 256, T == 128 && BF16 ? 2 : 1) block_tiles_kernel(qargs a, uint32_t rows,
+                                                                                           uint32_t cols)
 {
     constexpr int V = BF16 ? 8 : 4;
-    typedef fpsim_tiles_layout<T, V> lay;
+    typedef fpsim_tiles_layout<T, V, WIDE ? 64 * V : 128> lay;
     static_assert(lay::K >= 1 && lay::K * lay::THREADS == T * lay::VR, "whole vectors per thread");
     static_assert(lay::THREADS % lay::VR == 0, "every vector of a thread in one column");
-    static_assert(lay::L >= 1 && lay::L <= lay::VR && lay::VR <= 32, "a tile row inside a warp row");
+    static_assert(lay::L >= 1 && lay::L <= 32 && lay::L <= lay::VR && (lay::VR <= 32 || lay::VR % 32 == 0),
+                  "a tile row inside a warp row");
     __shared__ uint32_t warp_max[2][lay::WARPS][lay::NT]; /* double-buffered: one barrier per region */
     const fpsim_spec es = a.es;
     float tv[6];
@@ -184,10 +196,25 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256) block_tiles_kernel(qargs
 
 typedef void (*block_tiles_kernel_fn)(qargs, uint32_t, uint32_t);
 
-template <int F, int T> block_tiles_kernel_fn block_tiles_kernel_of(int full, int bf16)
+template <int F, int T, int WIDE> block_tiles_kernel_fn block_tiles_kernel_of3(int full, int bf16)
 {
-    if (full) return bf16 ? block_tiles_kernel<F, 1, 1, T> : block_tiles_kernel<F, 1, 0, T>;
-    return bf16 ? block_tiles_kernel<F, 0, 1, T> : block_tiles_kernel<F, 0, 0, T>;
+    if (full) return bf16 ? block_tiles_kernel<F, 1, 1, T, WIDE> : block_tiles_kernel<F, 1, 0, T, WIDE>;
+    return bf16 ? block_tiles_kernel<F, 0, 1, T, WIDE> : block_tiles_kernel<F, 0, 0, T, WIDE>;
+}
+
+/* The wide variant (region width 64 V) for T <= 32 when wide is set, else 128 columns. */
+template <int F, int T> block_tiles_kernel_fn block_tiles_kernel_of(int full, int bf16, int wide)
+{
+    if constexpr (T <= 32)
+        if (wide) return block_tiles_kernel_of3<F, T, 1>(full, bf16);
+    return block_tiles_kernel_of3<F, T, 0>(full, bf16);
+}
+
+/* Region width of kernel v6 for tile side T: the wide variant where cols allows it. */
+inline uint32_t block_tiles_region_width(int side, int bf16, size_t cols)
+{
+    const uint32_t wide = bf16 ? 512u : 256u;
+    return side <= 32 && cols % wide == 0 ? wide : 128u;
 }
 
 /* Threads per CTA of the v6 kernel for square tiles of side `side`. */
@@ -196,23 +223,23 @@ inline unsigned block_tiles_kernel_threads(int side) { return side == 128 ? 512u
 /* The v6 kernel for scheme kind, square tile side `side` and element spec es (RNE), or NULL.
  * Instantiated only for the 2D tiles each kind has: NVFP4 16x16 (E2M1), MX 32x32 (E4M3, E5M2,
  * E2M3, E3M2, E2M1), block FP8 128x128 (E4M3, E5M2). */
-inline block_tiles_kernel_fn block_tiles_kernel_pick(const fpsim_spec *es, int kind, int side, int bf16)
+inline block_tiles_kernel_fn block_tiles_kernel_pick(const fpsim_spec *es, int kind, int side, int bf16, int wide)
 {
     const int full = fpsim_spec_full_rules(es) != 0;
     if (es->round != FPSIM_RNE) return NULL;
     const int f = es->format;
     if (kind == FPSIM_KIND_NVFP4 && side == 16 && f == FPSIM_E2M1 && fpsim_elem_fixed_matches<FPSIM_E2M1>(es))
-        return block_tiles_kernel_of<FPSIM_E2M1, 16>(full, bf16);
+        return block_tiles_kernel_of<FPSIM_E2M1, 16>(full, bf16, wide);
     if (kind == FPSIM_KIND_MX && side == 32) {
-        if (f == FPSIM_E4M3 && fpsim_elem_fixed_matches<FPSIM_E4M3>(es)) return block_tiles_kernel_of<FPSIM_E4M3, 32>(full, bf16);
-        if (f == FPSIM_E5M2 && fpsim_elem_fixed_matches<FPSIM_E5M2>(es)) return block_tiles_kernel_of<FPSIM_E5M2, 32>(full, bf16);
-        if (f == FPSIM_E2M3 && fpsim_elem_fixed_matches<FPSIM_E2M3>(es)) return block_tiles_kernel_of<FPSIM_E2M3, 32>(full, bf16);
-        if (f == FPSIM_E3M2 && fpsim_elem_fixed_matches<FPSIM_E3M2>(es)) return block_tiles_kernel_of<FPSIM_E3M2, 32>(full, bf16);
-        if (f == FPSIM_E2M1 && fpsim_elem_fixed_matches<FPSIM_E2M1>(es)) return block_tiles_kernel_of<FPSIM_E2M1, 32>(full, bf16);
+        if (f == FPSIM_E4M3 && fpsim_elem_fixed_matches<FPSIM_E4M3>(es)) return block_tiles_kernel_of<FPSIM_E4M3, 32>(full, bf16, wide);
+        if (f == FPSIM_E5M2 && fpsim_elem_fixed_matches<FPSIM_E5M2>(es)) return block_tiles_kernel_of<FPSIM_E5M2, 32>(full, bf16, wide);
+        if (f == FPSIM_E2M3 && fpsim_elem_fixed_matches<FPSIM_E2M3>(es)) return block_tiles_kernel_of<FPSIM_E2M3, 32>(full, bf16, wide);
+        if (f == FPSIM_E3M2 && fpsim_elem_fixed_matches<FPSIM_E3M2>(es)) return block_tiles_kernel_of<FPSIM_E3M2, 32>(full, bf16, wide);
+        if (f == FPSIM_E2M1 && fpsim_elem_fixed_matches<FPSIM_E2M1>(es)) return block_tiles_kernel_of<FPSIM_E2M1, 32>(full, bf16, wide);
     }
     if (kind == FPSIM_KIND_FP8_BLOCK && side == 128) {
-        if (f == FPSIM_E4M3 && fpsim_elem_fixed_matches<FPSIM_E4M3>(es)) return block_tiles_kernel_of<FPSIM_E4M3, 128>(full, bf16);
-        if (f == FPSIM_E5M2 && fpsim_elem_fixed_matches<FPSIM_E5M2>(es)) return block_tiles_kernel_of<FPSIM_E5M2, 128>(full, bf16);
+        if (f == FPSIM_E4M3 && fpsim_elem_fixed_matches<FPSIM_E4M3>(es)) return block_tiles_kernel_of<FPSIM_E4M3, 128>(full, bf16, wide);
+        if (f == FPSIM_E5M2 && fpsim_elem_fixed_matches<FPSIM_E5M2>(es)) return block_tiles_kernel_of<FPSIM_E5M2, 128>(full, bf16, wide);
     }
     return NULL;
 }

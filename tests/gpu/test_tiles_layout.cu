@@ -1,6 +1,6 @@
 /* test_tiles_layout.cu: the thread layout of kernel v6 (gpu/block_tiles_kernel.cuh,
  * fpsim_tiles_layout) run on the host for every tile side and vector width it is built for
- * (T = 16, 32, 128; V = 8 bf16, 4 float32), without a GPU.
+ * (T = 16, 32, 128; V = 8 bf16, 4 float32; region width 128, and 64 V for T <= 32), without a GPU.
  *
  * The kernel's tile amax is right when (1) the THREADS threads x K vectors of a region cover its
  * T x 128 elements exactly once, (2) every vector of a thread lies in the tile the thread
@@ -27,12 +27,12 @@ static uint32_t rng_next(void)
     return (uint32_t)(rng_state >> 32);
 }
 
-template <int T, int V> static int check_layout(void)
+template <int T, int V, int RW = 128> static int check_layout(void)
 {
-    typedef fpsim_tiles_layout<T, V> lay;
+    typedef fpsim_tiles_layout<T, V, RW> lay;
     enum { R = T, W = lay::RW };
-    static uint32_t x[128][128];
-    static int hits[128][128];
+    static uint32_t x[128][512];
+    static int hits[128][512];
     int fail = 0;
     memset(hits, 0, sizeof hits);
     for (int r = 0; r < R; r++)
@@ -80,11 +80,14 @@ template <int T, int V> static int check_layout(void)
         }
     for (int w = 0; w < lay::WARPS; w++)
         for (int i = 0; i < lay::NT; i++)
-            if (published[w][i] != 1) fail += printf("T=%d V=%d: warp %d publishes tile %d %d times\n", T, V, w, i, published[w][i]) > 0;
+            if (published[w][i] != (lay::covers(w, i) ? 1 : 0))
+                fail += printf("T=%d V=%d RW=%d: warp %d publishes tile %d %d times (covers: %d)\n", T, V, RW, w, i,
+                               published[w][i], lay::covers(w, i)) > 0;
     if (fail) return fail;
     for (int t = 0; t < lay::THREADS; t++) {
         uint32_t got = am[t];
-        for (int w = 0; w < lay::WARPS; w++) got = slot[w][lay::tile(t)] > got ? slot[w][lay::tile(t)] : got;
+        for (int w = 0; w < lay::WARPS; w++)
+            if (lay::covers(w, lay::tile(t))) got = slot[w][lay::tile(t)] > got ? slot[w][lay::tile(t)] : got;
         uint32_t want = 0; /* the tile's max, the plain way */
         const int c0 = lay::tile(t) * T;
         for (int r = 0; r < T; r++)
@@ -94,6 +97,7 @@ template <int T, int V> static int check_layout(void)
 
     /* writers: the scale once per tile, the cuBLAS code once per tile row */
     int scale_writers[lay::NT], row_writers[128][lay::NT];
+    static_assert(lay::NT <= 32, "tiles per region");
     memset(scale_writers, 0, sizeof scale_writers);
     memset(row_writers, 0, sizeof row_writers);
     for (int t = 0; t < lay::THREADS; t++) {
@@ -112,7 +116,7 @@ template <int T, int V> static int check_layout(void)
         for (int r = 0; r < T; r++)
             if (row_writers[r][i] != 1) fail += printf("T=%d V=%d: tile %d row %d code written %d times\n", T, V, i, r, row_writers[r][i]) > 0;
     }
-    printf("T=%-3d V=%d  K=%-2d tiles/region=%d  %s\n", T, V, lay::K, lay::NT, fail ? "FAIL" : "ok");
+    printf("T=%-3d V=%d RW=%-3d K=%-2d tiles/region=%-2d %s\n", T, V, RW, lay::K, lay::NT, fail ? "FAIL" : "ok");
     return fail;
 }
 
@@ -126,6 +130,10 @@ int main(void)
         fail += check_layout<32, 4>();
         fail += check_layout<128, 8>();
         fail += check_layout<128, 4>();
+        fail += check_layout<16, 8, 512>(); /* the wide variants: region width 64 V */
+        fail += check_layout<16, 4, 256>();
+        fail += check_layout<32, 8, 512>();
+        fail += check_layout<32, 4, 256>();
     }
     printf("%s\n", fail ? "FAIL" : "all layouts ok");
     return fail ? 1 : 0;

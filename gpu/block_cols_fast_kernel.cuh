@@ -1,0 +1,296 @@
+/* block_cols_fast_kernel.cuh: kernel v8, the columnwise 1 x TC block quantizer (MX 1x32, NVFP4 TE
+ * 1x16 with SR and RHT, block FP8 1x128) with the tiles held in registers instead of shared memory.
+ * Included by block_quantize.cu inside its namespace after kernels v5 and v7 (whose helpers it
+ * calls); other columnwise cases take kernel v5 or the general kernel.
+ *
+ * Why: kernel v5 staged a 32 x 64 (or 128 x 16) block in shared memory per CTA pass, so a CTA had
+ * 4 KB of loads in flight and nothing to do meanwhile (gpu/RESULTS.md run 10: 20-25% of copy, DRAM
+ * 38-50% busy). Here a lane holds 16 consecutive ROWS of NC = 4 (bf16) or 2 (float32) neighbouring
+ * columns: sixteen 8-byte loads, all issued before any arithmetic (128 bytes in flight per lane).
+ * Warp layout: lane = rg * CG + cg, rg = row group (0 .. LR-1, 16 rows each; LR = 8), cg =
+ * column group (0 .. CG-1, CG = 32 / LR = 4, NC columns each): a warp covers 128 rows x 4 NC
+ * columns, each loaded row piece is one 32-byte sector, and each column's codes are 128
+ * contiguous bytes (64 for E2M1) written by the 8 row groups together. A column's 16 elements are a whole NVFP4 block, half an MX block or an eighth
+ * of a block FP8 1x128 block: TL = TC / 16 neighbouring row groups share a tile and reduce its
+ * amax by xor shuffles. (A first layout with TC rows per warp, 16-byte code stores to 16
+ * different lines per instruction, kept L2 75% busy at 34% of DRAM bandwidth (run 11); this one
+ * keeps it 67-73% busy at 44-51% (run 12): the L2 requests of the 32-byte row pieces and of the
+ * scattered scale stores are what limits it now.)
+ *
+ * Per column the arithmetic is kernel v5's: the optional 16-point RHT (exact in FP32 when the
+ * terms allow it, else the double-precision routine, as v5), the tile amax, the scale rule, the
+ * fast-tile case of fast_tile.cuh or the exact path (scale_group and the shared core), and NVFP4
+ * SR with the Philox block of the stored elements' counter (one block per 16 elements). The stored
+ * operand is x^T: column c of x is stored row c, so a lane writes 16 codes of stored row c at
+ * stored column r (16 bytes, or 8 for E2M1). */
+#ifndef FPSIM_BLOCK_COLS_FAST_KERNEL_CUH
+#define FPSIM_BLOCK_COLS_FAST_KERNEL_CUH
+
+/* Row groups (lanes of 16 rows stacked in a warp) of kernel v8: 8 for every tile length (a warp
+ * loads 32-byte row pieces and stores 128-byte code runs). 4 row groups (64-byte pieces both ways)
+ * measured slower for MX 1x32 (run 13: 1551 against 1734 GB/s). */
+__host__ __device__ constexpr int block_cols_fast_row_groups(int tc) { return tc > 0 ? 8 : 8; }
+
+/* The double-precision RHT (rht16_bf16), out of line so its registers stay out of the kernel's. */
+__device__ __noinline__ v7_elems rht16_double_ool(v7_elems in)
+{
+    rht16_bf16(in.v);
+    return in;
+}
+
+/* BF16 (as float bits) of the exact value d: round to odd into FP32 (RZ, then the last bit set
+ * if anything was dropped), then nearest-even to BF16. Rounding to odd first keeps the second
+ * rounding correct since FP32 has at least two more bits than BF16, subnormals included (FP32's
+ * quantum 2^-149 against BF16's 2^-133). */
+__device__ __forceinline__ float bf16_of_double(double d)
+{
+    const float f = __double2float_rz(d);
+    const uint32_t b = __float_as_uint(f) | (uint32_t)((double)f != d);
+    return __uint_as_float((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
+}
+
+/* The 16-point RHT of u[16] into out[16], each output rounded once to BF16, as formats/block_nvfp4.c
+ * fpsim_rht16 (y_j = sum_i +-0.25 s_i u_i in double, in index order, then BF16). Where every partial
+ * sum is exact, the order of the additions does not matter, so a fast Walsh-Hadamard transform
+ * (4 adds per output) gives the same value:
+ *  - in FP32 when the inputs are BF16 values (8 significant bits), none below 2^-124, whose
+ *    exponents span at most 12 binades (8 + 12 + 4 carry bits <= 24): kernel v5's test;
+ *  - in FP64 when they span at most 41 binades (BF16 inputs) or 25 (FP32 inputs: 24 + 25 + 4 <=
+ *    53), none subnormal or below 2^-124, none above 2^123 (no overflow);
+ *  - otherwise (NaN, Inf, wider spans) the in-order double routine rht16_bf16, out of line. */
+__device__ __forceinline__ void rht16_full(const float (&u)[16], float (&out)[16])
+{
+    uint32_t emax = 0, emin = 255, nonfinite = 0, wide = 0, tiny = 0;
+#pragma unroll
+    for (int i = 0; i < 16; i++) {
+        const uint32_t b = __float_as_uint(u[i]), ef = (b >> 23) & 0xFFu;
+        const uint32_t nz = (b & 0x7FFFFFFFu) != 0;
+        nonfinite |= ef == 255u;
+        wide |= nz & ((b & 0xFFFFu) != 0);
+        tiny |= nz & (ef < 3u);
+        emax = nz && ef > emax ? ef : emax;
+        emin = nz && ef < emin ? ef : emin;
+    }
+    const uint32_t span = emax >= emin ? emax - emin : 0u;
+    if (!nonfinite && !tiny && emax <= 250u && !wide && span <= 12u) {
+        float w[16];
+#pragma unroll
+        for (int i = 0; i < 16; i++) w[i] = __fmul_rn(u[i], 0.25f * rht_sign(i));
+#pragma unroll
+        for (int h = 1; h < 16; h <<= 1)
+#pragma unroll
+            for (int i = 0; i < 16; i++)
+                if ((i & h) == 0) {
+                    const float p = w[i], q = w[i + h];
+                    w[i] = __fadd_rn(p, q);
+                    w[i + h] = __fsub_rn(p, q);
+                }
+        /* + 0: a zero sum is +0, as in the in-order sums that start from +0 (CPU, kernel v5) */
+#pragma unroll
+        for (int i = 0; i < 16; i++) {
+            const uint32_t b = __float_as_uint(__fadd_rn(w[i], 0.0f));
+            out[i] = __uint_as_float((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
+        }
+        return;
+    }
+    if (!nonfinite && !tiny && emax <= 250u && span <= (wide ? 25u : 41u)) {
+        double w[16];
+#pragma unroll
+        for (int i = 0; i < 16; i++) w[i] = __dmul_rn((double)u[i], 0.25 * (double)rht_sign(i));
+#pragma unroll
+        for (int h = 1; h < 16; h <<= 1)
+#pragma unroll
+            for (int i = 0; i < 16; i++)
+                if ((i & h) == 0) {
+                    const double p = w[i], q = w[i + h];
+                    w[i] = __dadd_rn(p, q);
+                    w[i + h] = __dsub_rn(p, q);
+                }
+#pragma unroll
+        for (int i = 0; i < 16; i++) out[i] = bf16_of_double(__dadd_rn(w[i], 0.0));
+        return;
+    }
+    v7_elems all;
+#pragma unroll
+    for (int i = 0; i < 16; i++) all.v[i] = u[i];
+    all = rht16_double_ool(all);
+#pragma unroll
+    for (int i = 0; i < 16; i++) out[i] = all.v[i];
+}
+
+/* The exact path for one column of 16 elements (kernel v5's arithmetic), out of line. */
+__device__ __noinline__ v7_codes exact_col16(const qargs &a, v7_elems in, tile_scale ts, int plain, float elem_max,
+                                             uint32_t f)
+{
+    return exact_codes16(a, in, ts, plain, elem_max, f);
+}
+
+/* KIND: scheme kind (NVFP4 = the TE chain); F: element format; BF16: input bf16; TC: tile length
+ * (16, 32, 128); SR, RHT: NVFP4 stochastic rounding and Hadamard transform. */
+template <int KIND, int F, int BF16, int TC, int SR, int RHT>
+__global__ void __launch_bounds__(256, 2) block_cols_fast_kernel(const __grid_constant__ qargs a, uint32_t rows,
+                                                              uint32_t cols)
+{
+    constexpr int LR = block_cols_fast_row_groups(TC), CG = 32 / LR, NC = BF16 ? 4 : 2, WCOLS = CG * NC,
+                  WROWS = 16 * LR, TL = TC / 16;
+    constexpr int FP4 = F == FPSIM_E2M1;
+    static_assert(TC % 16 == 0 && TL <= LR && (!RHT || TC == 16) && (!SR || FP4), "kernel v8 shapes");
+    float tv[6];
+    tensor_values(a, tv);
+    if (blockIdx.x == 0 && threadIdx.x == 0 && a.tvals && !a.amax_only)
+        for (int i = 0; i < 4; i++) a.tvals[i] = tv[i];
+    const float elem_max = fpsim_elem_max_dev(a.elem);
+    const float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f)); /* NVFP4 TE: S_enc * fp32(1/6) */
+    const uint32_t lane = threadIdx.x & 31u, rg = lane / CG, cg = lane % CG;
+    /* the TL lanes of this lane's tiles: row groups rg & ~(TL-1) .. + TL-1 of column group cg */
+    uint32_t tile_mask = 0;
+#pragma unroll
+    for (int i = 0; i < TL; i++) tile_mask |= 1u << (cg + (uint32_t)(((rg & ~(uint32_t)(TL - 1)) + (uint32_t)i) * CG));
+    const uint32_t wcol = cols / WCOLS, ntiles = (rows / WROWS) * wcol;
+    const uint32_t warps = gridDim.x * (blockDim.x / 32u);
+    for (uint32_t wt = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u; wt < ntiles; wt += warps) {
+        const uint32_t r0 = (wt / wcol) * WROWS + rg * 16u, c0 = (wt % wcol) * WCOLS + cg * NC;
+        uint2 w[16];
+#pragma unroll
+        for (int i = 0; i < 16; i++)
+            w[i] = __ldcs(reinterpret_cast<const uint2 *>(static_cast<const char *>(a.x) +
+                                                          ((size_t)(r0 + i) * cols + c0) * (BF16 ? 2 : 4)));
+        uint32_t amax_only_max = 0;
+#pragma unroll
+        for (int j = 0; j < NC; j++) {
+            /* column j's 16 elements, transformed when RHT */
+            v7_elems e;
+            float(&v)[16] = e.v;
+#pragma unroll
+            for (int i = 0; i < 16; i++) {
+                const uint32_t word = (BF16 ? j / 2 : j) == 0 ? w[i].x : w[i].y;
+                v[i] = BF16 ? __uint_as_float((j & 1) ? (word & 0xFFFF0000u) : (word << 16)) : __uint_as_float(word);
+            }
+            if constexpr (RHT) {
+                float t[16];
+                rht16_full(v, t);
+#pragma unroll
+                for (int i = 0; i < 16; i++) v[i] = t[i];
+            }
+            if (a.amax_only) { /* the pass before: the tensor amax of the stored (post-RHT) operand */
+#pragma unroll
+                for (int i = 0; i < 16; i++) amax_only_max = max(amax_only_max, abs_bits(v[i], a.nan_ignore));
+                continue;
+            }
+            uint32_t raw = 0;
+#pragma unroll
+            for (int i = 0; i < 16; i++) raw = max(raw, __float_as_uint(v[i]) & 0x7FFFFFFFu);
+#pragma unroll
+            for (int o = CG; o < CG * TL; o <<= 1) raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
+            tile_scale ts;
+            int plain = 1;
+            if (KIND == FPSIM_KIND_NVFP4 && raw < FPSIM_F32_INF_BITS)
+                ts = nvfp4_te_scale_finite(__uint_as_float(raw), te_mul, tv[5]);
+            else
+                ts = scale_of_tile(a, raw, tv);
+            if (KIND == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
+            const uint32_t srow = c0 + (uint32_t)j;
+            const uint32_t f = srow * rows + r0; /* stored linear index of the first element: SR counter */
+            uint8_t *dst = a.codes + (size_t)srow * a.code_stride + (FP4 ? r0 / 2 : r0);
+            constexpr int NW = code_words<F, 16>::W;
+            uint32_t c[NW], sat = 0, am = raw;
+            if (tile_is_fast(a.fast_mode, raw, plain, ts.mult, elem_max)) {
+                float y[16];
+#pragma unroll
+                for (int i = 0; i < 16; i++) y[i] = __fmul_rn(v[i], ts.mult);
+                if (a.counters)
+#pragma unroll
+                    for (int i = 0; i < 16; i++) sat += fabsf(y[i]) > elem_max;
+                if constexpr (SR) {
+                    uint32_t rb[16];
+                    sr_bytes16(rb, a, f);
+                    fast_codes_sr<16>(y, rb, c);
+                } else {
+                    fast_codes<F, 16>(y, a.es, c);
+                }
+            } else {
+                if (raw >= FPSIM_F32_INF_BITS) { /* NaN/Inf: the amax under the NaN policy, its scale */
+                    am = 0;
+#pragma unroll
+                    for (int i = 0; i < 16; i++) am = max(am, abs_bits(v[i], a.nan_ignore));
+#pragma unroll
+                    for (int o = CG; o < CG * TL; o <<= 1) am = max(am, __shfl_xor_sync(tile_mask, am, o));
+                    ts = scale_of_tile(a, am, tv);
+                    plain = 1;
+                    if (KIND == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
+                }
+                const v7_codes x = exact_col16(a, e, ts, plain, elem_max, f);
+#pragma unroll
+                for (int q = 0; q < NW; q++) c[q] = x.c[q];
+                sat = x.sat;
+            }
+            if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
+            store_code_words<F, 16>(c, dst);
+            if (rg % TL != 0) continue;
+            /* the tile's first row group writes its scale (and counts a zero-amax block) */
+            if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);
+            const uint32_t sc = r0 / TC;
+            const size_t si = (size_t)srow * a.scols + sc;
+            a.scale_inv[si] = ts.inv;
+            if (a.scale_codes) a.scale_codes[si] = (uint8_t)ts.code;
+            if (!a.want_cublas) continue;
+            if (KIND == FPSIM_KIND_FP8_BLOCK)
+                a.cub32[(size_t)sc * a.cublas_cols + srow] = ts.inv; /* VEC128: K-blocks x rows */
+            else
+                a.cub8[swizzle128x4(srow, sc, a.cublas_cols)] = (uint8_t)ts.code;
+        }
+        if (a.amax_only) {
+            for (int o = 16; o; o >>= 1) amax_only_max = max(amax_only_max, __shfl_xor_sync(0xFFFFFFFFu, amax_only_max, o));
+            if (lane == 0) atomicMax(a.amax_out, amax_only_max);
+        }
+    }
+}
+
+typedef void (*block_cols_fast_kernel_fn)(qargs, uint32_t, uint32_t);
+
+/* The warp tile of kernel v8: 16 x block_cols_fast_row_groups(tc) rows by 32 / row groups x NC
+ * columns; the host's shape check is rows % block_cols_fast_warp_rows == 0 and
+ * cols % block_cols_fast_warp_cols == 0. */
+inline uint32_t block_cols_fast_warp_rows(int tc) { return 16u * (uint32_t)block_cols_fast_row_groups(tc); }
+inline uint32_t block_cols_fast_warp_cols(int tc, int bf16)
+{
+    return (uint32_t)(32 / block_cols_fast_row_groups(tc)) * (bf16 ? 4u : 2u);
+}
+
+template <int KIND, int F, int TC, int SR, int RHT> block_cols_fast_kernel_fn block_cols_fast_of(int bf16)
+{
+    return bf16 ? block_cols_fast_kernel<KIND, F, 1, TC, SR, RHT> : block_cols_fast_kernel<KIND, F, 0, TC, SR, RHT>;
+}
+
+/* Kernel v8 for scheme kind, tile length tc and element format (the formats each kind has), or
+ * NULL. The host has checked: columnwise, 1 x TC tiles, the kind's usual TC, rows % 128 == 0 and
+ * cols % block_cols_fast_warp_cols == 0, fewer than 2^31 elements, the NVFP4 chain is TE, sm_89+,
+ * and a fast mode other than FAST_NEVER (NVFP4 SR: E2M1 with 8 random bits). */
+inline block_cols_fast_kernel_fn block_cols_fast_pick(int kind, int tc, int format, int sr, int rht, int bf16)
+{
+    if (kind == FPSIM_KIND_NVFP4) {
+        if (tc != 16 || format != FPSIM_E2M1) return NULL;
+        if (sr) return rht ? block_cols_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 16, 1, 1>(bf16)
+                           : block_cols_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 16, 1, 0>(bf16);
+        return rht ? block_cols_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 16, 0, 1>(bf16)
+                   : block_cols_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 16, 0, 0>(bf16);
+    }
+    if (sr || rht) return NULL;
+    if (kind == FPSIM_KIND_MX && tc == 32) {
+        switch (format) {
+        case FPSIM_E4M3: return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E4M3, 32, 0, 0>(bf16);
+        case FPSIM_E5M2: return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E5M2, 32, 0, 0>(bf16);
+        case FPSIM_E2M1: return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E2M1, 32, 0, 0>(bf16);
+        case FPSIM_E2M3: return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E2M3, 32, 0, 0>(bf16);
+        case FPSIM_E3M2: return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E3M2, 32, 0, 0>(bf16);
+        default: return NULL;
+        }
+    }
+    if (kind == FPSIM_KIND_FP8_BLOCK && tc == 128) {
+        if (format == FPSIM_E4M3) return block_cols_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E4M3, 128, 0, 0>(bf16);
+        if (format == FPSIM_E5M2) return block_cols_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E5M2, 128, 0, 0>(bf16);
+    }
+    return NULL;
+}
+
+#endif

@@ -26,6 +26,8 @@
 #ifndef FPSIM_BLOCK_COLS_FAST_KERNEL_CUH
 #define FPSIM_BLOCK_COLS_FAST_KERNEL_CUH
 
+/* Needs <cuda_bf16.h> (included by block_quantize.cu before its namespace). */
+
 /* Row groups (lanes of 16 rows stacked in a warp) of kernel v8: 8 for every tile length (a warp
  * loads 32-byte row pieces and stores 128-byte code runs). 4 row groups (64-byte pieces both ways)
  * measured slower for MX 1x32 (run 13: 1551 against 1734 GB/s). */
@@ -58,19 +60,21 @@ __device__ __forceinline__ float bf16_of_double(double d)
  *  - in FP64 when they span at most 41 binades (BF16 inputs) or 25 (FP32 inputs: 24 + 25 + 4 <=
  *    53), none subnormal or below 2^-124, none above 2^123 (no overflow);
  *  - otherwise (NaN, Inf, wider spans) the in-order double routine rht16_bf16, out of line. */
-__device__ __forceinline__ void rht16_full(const float (&u)[16], float (&out)[16])
+template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[16], float (&out)[16])
 {
-    uint32_t emax = 0, emin = 255, nonfinite = 0, wide = 0, tiny = 0;
+    /* The largest and the smallest nonzero |u| bits (zero wraps to the top in bits - 1), and for
+     * FP32 inputs whether any is not a BF16 value: 2-4 integer instructions per element. */
+    uint32_t hi = 0, lo_m1 = 0xFFFFFFFFu, wide = 0;
 #pragma unroll
     for (int i = 0; i < 16; i++) {
-        const uint32_t b = __float_as_uint(u[i]), ef = (b >> 23) & 0xFFu;
-        const uint32_t nz = (b & 0x7FFFFFFFu) != 0;
-        nonfinite |= ef == 255u;
-        wide |= nz & ((b & 0xFFFFu) != 0);
-        tiny |= nz & (ef < 3u);
-        emax = nz && ef > emax ? ef : emax;
-        emin = nz && ef < emin ? ef : emin;
+        const uint32_t b = __float_as_uint(u[i]) & 0x7FFFFFFFu;
+        hi = max(hi, b);
+        lo_m1 = min(lo_m1, b - 1u);
+        if (!BF16) wide |= b & 0xFFFFu;
     }
+    const uint32_t any = lo_m1 != 0xFFFFFFFFu; /* a nonzero input */
+    const uint32_t emax = hi >> 23, emin = any ? (lo_m1 + 1u) >> 23 : 255u;
+    const uint32_t nonfinite = emax == 255u, tiny = any && emin < 3u;
     const uint32_t span = emax >= emin ? emax - emin : 0u;
     if (!nonfinite && !tiny && emax <= 250u && !wide && span <= 12u) {
         float w[16];
@@ -85,11 +89,14 @@ __device__ __forceinline__ void rht16_full(const float (&u)[16], float (&out)[16
                     w[i] = __fadd_rn(p, q);
                     w[i + h] = __fsub_rn(p, q);
                 }
-        /* + 0: a zero sum is +0, as in the in-order sums that start from +0 (CPU, kernel v5) */
+        /* + 0: a zero sum is +0, as in the in-order sums that start from +0 (CPU, kernel v5); then
+         * nearest-even to BF16 by cvt.rn.bf16x2.f32 (no overflow here: the inputs are below 2^124) */
 #pragma unroll
-        for (int i = 0; i < 16; i++) {
-            const uint32_t b = __float_as_uint(__fadd_rn(w[i], 0.0f));
-            out[i] = __uint_as_float((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
+        for (int i = 0; i < 16; i += 2) {
+            const __nv_bfloat162 h = __floats2bfloat162_rn(__fadd_rn(w[i], 0.0f), __fadd_rn(w[i + 1], 0.0f));
+            const uint32_t hb = *reinterpret_cast<const uint32_t *>(&h);
+            out[i] = __uint_as_float(hb << 16);
+            out[i + 1] = __uint_as_float(hb & 0xFFFF0000u);
         }
         return;
     }
@@ -116,13 +123,6 @@ __device__ __forceinline__ void rht16_full(const float (&u)[16], float (&out)[16
     all = rht16_double_ool(all);
 #pragma unroll
     for (int i = 0; i < 16; i++) out[i] = all.v[i];
-}
-
-/* The exact path for one column of 16 elements (kernel v5's arithmetic), out of line. */
-__device__ __noinline__ v7_codes exact_col16(const qargs &a, v7_elems in, tile_scale ts, int plain, float elem_max,
-                                             uint32_t f)
-{
-    return exact_codes16(a, in, ts, plain, elem_max, f);
 }
 
 /* KIND: scheme kind (NVFP4 = the TE chain); F: element format; BF16: input bf16; TC: tile length
@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(256, 2) block_cols_fast_kernel(const __grid_co
             }
             if constexpr (RHT) {
                 float t[16];
-                rht16_full(v, t);
+                rht16_full<BF16>(v, t);
 #pragma unroll
                 for (int i = 0; i < 16; i++) v[i] = t[i];
             }
@@ -182,48 +182,16 @@ __global__ void __launch_bounds__(256, 2) block_cols_fast_kernel(const __grid_co
             for (int i = 0; i < 16; i++) raw = max(raw, __float_as_uint(v[i]) & 0x7FFFFFFFu);
 #pragma unroll
             for (int o = CG; o < CG * TL; o <<= 1) raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
-            tile_scale ts;
-            int plain = 1;
-            if (KIND == FPSIM_KIND_NVFP4 && raw < FPSIM_F32_INF_BITS)
-                ts = nvfp4_te_scale_finite(__uint_as_float(raw), te_mul, tv[5]);
-            else
-                ts = scale_of_tile(a, raw, tv);
-            if (KIND == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
             const uint32_t srow = c0 + (uint32_t)j;
             const uint32_t f = srow * rows + r0; /* stored linear index of the first element: SR counter */
             uint8_t *dst = a.codes + (size_t)srow * a.code_stride + (FP4 ? r0 / 2 : r0);
+            const v7_tile tc = code_tile16<KIND, F, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f, tile_mask);
+            const tile_scale &ts = tc.ts;
+            const uint32_t sat = tc.sat, am = tc.am;
             constexpr int NW = code_words<F, 16>::W;
-            uint32_t c[NW], sat = 0, am = raw;
-            if (tile_is_fast(a.fast_mode, raw, plain, ts.mult, elem_max)) {
-                float y[16];
+            uint32_t c[NW];
 #pragma unroll
-                for (int i = 0; i < 16; i++) y[i] = __fmul_rn(v[i], ts.mult);
-                if (a.counters)
-#pragma unroll
-                    for (int i = 0; i < 16; i++) sat += fabsf(y[i]) > elem_max;
-                if constexpr (SR) {
-                    uint32_t rb[16];
-                    sr_bytes16(rb, a, f);
-                    fast_codes_sr<16>(y, rb, c);
-                } else {
-                    fast_codes<F, 16>(y, a.es, c);
-                }
-            } else {
-                if (raw >= FPSIM_F32_INF_BITS) { /* NaN/Inf: the amax under the NaN policy, its scale */
-                    am = 0;
-#pragma unroll
-                    for (int i = 0; i < 16; i++) am = max(am, abs_bits(v[i], a.nan_ignore));
-#pragma unroll
-                    for (int o = CG; o < CG * TL; o <<= 1) am = max(am, __shfl_xor_sync(tile_mask, am, o));
-                    ts = scale_of_tile(a, am, tv);
-                    plain = 1;
-                    if (KIND == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
-                }
-                const v7_codes x = exact_col16(a, e, ts, plain, elem_max, f);
-#pragma unroll
-                for (int q = 0; q < NW; q++) c[q] = x.c[q];
-                sat = x.sat;
-            }
+            for (int q = 0; q < NW; q++) c[q] = tc.c[q];
             if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
             store_code_words<F, 16>(c, dst);
             if (rg % TL != 0) continue;

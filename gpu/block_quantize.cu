@@ -13,6 +13,7 @@
  *
  * The arithmetic of each scheme lives in block_rules.cuh; the element conversion is the shared
  * core's fpsim_round_f32 with the same spec the CPU uses. */
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <float.h>
 #include <stdlib.h>

@@ -80,11 +80,82 @@ __device__ __noinline__ v7_codes exact_codes16(const qargs &a, v7_elems in, tile
     return out;
 }
 
+/* One tile's 16 elements of one lane, coded (kernels v7 and v8): the tile scale from the raw max
+ * of |x| bits (NVFP4 TE finite blocks by cvt, else scale_of_tile), the fast-tile case or the exact
+ * path, whose NaN/Inf tiles first reduce the amax under the NaN policy over the tile's lanes: xor
+ * offsets O0, 2 O0, ... below O1 within tile_mask. f: the stored index of element 0 (SR). */
+struct v7_tile {
+    tile_scale ts;
+    uint32_t c[4], sat, am;
+};
+template <int KIND, int F, int SR, int O0, int O1>
+__device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e, uint32_t raw, const float (&tv)[6],
+                                               float te_mul, float elem_max, uint32_t f, uint32_t tile_mask)
+{
+    v7_tile out;
+    int plain = 1;
+    if (KIND == FPSIM_KIND_NVFP4 && raw < FPSIM_F32_INF_BITS)
+        out.ts = nvfp4_te_scale_finite(__uint_as_float(raw), te_mul, tv[5]);
+    else
+        out.ts = scale_of_tile(a, raw, tv);
+    if (KIND == FPSIM_KIND_MX) out.ts.mult = mx_plain_mult(out.ts.code, a.rule, a.ao, &plain);
+    constexpr int NW = code_words<F, 16>::W;
+    uint32_t c[NW];
+    out.sat = 0;
+    out.am = raw;
+    if (tile_is_fast(a.fast_mode, raw, plain, out.ts.mult, elem_max)) {
+        float y[16];
+#pragma unroll
+        for (int j = 0; j < 16; j++) y[j] = __fmul_rn(e.v[j], out.ts.mult);
+        if (a.counters)
+#pragma unroll
+            for (int j = 0; j < 16; j++) out.sat += fabsf(y[j]) > elem_max;
+        if constexpr (SR) {
+            uint32_t rb[16];
+            sr_bytes16(rb, a, f);
+            fast_codes_sr<16>(y, rb, c);
+        } else {
+            fast_codes<F, 16>(y, a.es, c);
+        }
+    } else {
+        if (raw >= FPSIM_F32_INF_BITS) {
+            /* NaN or Inf: the tile's amax under its NaN policy, and the scale of that amax (a
+             * finite tile's raw max is that amax, and ts its scale already). */
+            uint32_t am = 0;
+#pragma unroll
+            for (int j = 0; j < 16; j++) am = max(am, abs_bits(e.v[j], a.nan_ignore));
+#pragma unroll
+            for (int o = O0; o < O1; o <<= 1) am = max(am, __shfl_xor_sync(tile_mask, am, o));
+            out.am = am;
+            out.ts = scale_of_tile(a, am, tv);
+            plain = 1;
+            if (KIND == FPSIM_KIND_MX) out.ts.mult = mx_plain_mult(out.ts.code, a.rule, a.ao, &plain);
+        }
+        const v7_codes x = exact_codes16(a, e, out.ts, plain, elem_max, f);
+#pragma unroll
+        for (int q = 0; q < NW; q++) c[q] = x.c[q];
+        out.sat = x.sat;
+    }
+#pragma unroll
+    for (int q = 0; q < 4; q++) out.c[q] = q < NW ? c[q % NW] : 0u;
+    return out;
+}
+
 /* KIND: the scheme kind (NVFP4 means the TE chain); F: element format; BF16: input bf16;
  * L: lanes per tile (TC / 16; 0 for per-tensor); G: groups per thread per pass. a.fast_mode says
  * whether tiles may take the fast case (fast_tile.cuh). */
+/* How many grid-stride passes ahead kernel v7 prefetches into L2. */
+#ifndef FPSIM_GPU_V7_PREFETCH_AHEAD
+#define FPSIM_GPU_V7_PREFETCH_AHEAD 1u
+#endif
+
+/* CTAs of 256 threads per SM that kernel v7 is compiled for (80 registers at 3). */
+#ifndef FPSIM_GPU_V7_MIN_BLOCKS
+#define FPSIM_GPU_V7_MIN_BLOCKS 3
+#endif
+
 template <int KIND, int F, int BF16, int L, int G, int SR>
-__global__ void __launch_bounds__(256, 3) block_rows_fast_kernel(const __grid_constant__ qargs a, uint32_t n, uint32_t cols)
+__global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS) block_rows_fast_kernel(const __grid_constant__ qargs a, uint32_t n, uint32_t cols)
 {
     constexpr int W = BF16 ? 2 : 4; /* 16-byte words per group of 16 elements */
     constexpr int FP4 = F == FPSIM_E2M1;
@@ -104,9 +175,11 @@ __global__ void __launch_bounds__(256, 3) block_rows_fast_kernel(const __grid_co
     const uint32_t nchunks = (n + span - 1) / span;
     const uint32_t warps = gridDim.x * (blockDim.x / 32u);
     for (uint32_t ch = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u; ch < nchunks; ch += warps) {
-        /* The warp's next chunk into L2 while this one loads and computes (whole chunks only). */
-        if (lane == 0 && (ch + warps + 1u) * span <= n)
-            prefetch_l2(static_cast<const char *>(a.x) + (size_t)(ch + warps) * span * (BF16 ? 2u : 4u), span * (BF16 ? 2u : 4u));
+        /* The warp's chunk FPSIM_GPU_V7_PREFETCH_AHEAD passes ahead into L2 while this one loads
+         * and computes (whole chunks only). */
+        if (lane == 0 && (ch + FPSIM_GPU_V7_PREFETCH_AHEAD * warps + 1u) * span <= n)
+            prefetch_l2(static_cast<const char *>(a.x) + (size_t)(ch + FPSIM_GPU_V7_PREFETCH_AHEAD * warps) * span * (BF16 ? 2u : 4u),
+                        span * (BF16 ? 2u : 4u));
         uint4 w[G][W];
 #pragma unroll
         for (int g = 0; g < G; g++) {
@@ -139,53 +212,13 @@ __global__ void __launch_bounds__(256, 3) block_rows_fast_kernel(const __grid_co
             for (int o = 1; o < L; o <<= 1) raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
             if (f >= n) continue;
 
-            tile_scale ts;
-            int plain = 1;
-            const float amax = __uint_as_float(raw);
-            if (KIND == FPSIM_KIND_NVFP4) {
-                ts = raw < FPSIM_F32_INF_BITS ? nvfp4_te_scale_finite(amax, te_mul, tv[5]) : tile_scale{};
-            } else if (KIND == FPSIM_KIND_MX) {
-                ts.code = fpsim_mx_scale_code_dev(amax, a.rule, a.ao, a.elem);
-                ts.inv = fpsim_e8m0_value_dev(ts.code);
-                ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
-            } else {
-                ts = scale_of_tile(a, raw, tv);
-            }
+            const v7_tile tc = code_tile16<KIND, F, SR, 1, (L > 1 ? L : 1)>(a, e, raw, tv, te_mul, elem_max, f, tile_mask);
+            const tile_scale &ts = tc.ts;
+            const uint32_t sat = tc.sat, am = tc.am;
             constexpr int NW = code_words<F, 16>::W;
-            uint32_t c[NW], sat = 0, am = raw;
-            const int fast = tile_is_fast(a.fast_mode, raw, plain, ts.mult, elem_max);
-            if (fast) {
-                float y[16];
+            uint32_t c[NW];
 #pragma unroll
-                for (int j = 0; j < 16; j++) y[j] = __fmul_rn(v[j], ts.mult);
-                if (a.counters)
-#pragma unroll
-                    for (int j = 0; j < 16; j++) sat += fabsf(y[j]) > elem_max;
-                if constexpr (SR) {
-                    uint32_t rb[16];
-                    sr_bytes16(rb, a, f);
-                    fast_codes_sr<16>(y, rb, c);
-                } else {
-                    fast_codes<F, 16>(y, a.es, c);
-                }
-            } else {
-                if (raw >= FPSIM_F32_INF_BITS) {
-                    /* NaN or Inf: the tile's amax under its NaN policy, and the scale of that
-                     * amax (a finite tile's raw max is that amax, and ts its scale already). */
-                    am = 0;
-#pragma unroll
-                    for (int j = 0; j < 16; j++) am = max(am, abs_bits(v[j], a.nan_ignore));
-#pragma unroll
-                    for (int o = 1; o < L; o <<= 1) am = max(am, __shfl_xor_sync(tile_mask, am, o));
-                    ts = scale_of_tile(a, am, tv);
-                    plain = 1;
-                    if (KIND == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
-                }
-                const v7_codes x = exact_codes16(a, e, ts, plain, elem_max, f);
-#pragma unroll
-                for (int q = 0; q < NW; q++) c[q] = x.c[q];
-                sat = x.sat;
-            }
+            for (int q = 0; q < NW; q++) c[q] = tc.c[q];
             if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
             store_code_words<F, 16>(c, a.codes + (FP4 ? f / 2 : f));
             if (KIND == FPSIM_KIND_FP8_TENSOR || (L > 1 && (lane & (uint32_t)(L - 1)) != 0)) continue;

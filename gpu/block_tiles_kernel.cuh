@@ -78,7 +78,7 @@ __device__ __forceinline__ uint32_t tile_max(uint32_t m, uint32_t (*slots)[lay::
 }
 
 template <int F, int FULL, int BF16, int T, int WIDE>
-__global__ void __launch_bounds__(T == 128 ? 512 : 256, T == 128 && BF16 ? 2 : 1) block_tiles_kernel(qargs a, uint32_t rows,
+__global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WIDE ? 2 : 1) block_tiles_kernel(qargs a, uint32_t rows,
                                                                                            uint32_t cols)
 {
     constexpr int V = BF16 ? 8 : 4;

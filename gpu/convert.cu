@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include "elem_fixed.cuh"
+#include "hw_cvt.cuh"
 #include "fpsim_core.h"
 #include "gpu_internal.cuh"
 
@@ -46,22 +47,6 @@ __device__ __forceinline__ void sr_words(uint32_t r[VEC], uint64_t seed, uint32_
 #pragma unroll
         for (int j = 0; j < VEC; j++) r[j] = fpsim_sr_word(seed, stream, index + (uint64_t)j);
     }
-}
-
-/* PTX cvt.rn.satfinite: operand a lands in the high byte, b in the low byte. */
-__device__ __forceinline__ uint32_t hw_cvt_pair(float lo, float hi, int e5m2)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    unsigned short d;
-    if (e5m2)
-        asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(d) : "f"(hi), "f"(lo));
-    else
-        asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(d) : "f"(hi), "f"(lo));
-    return d;
-#else
-    (void)lo; (void)hi; (void)e5m2;
-    return 0; /* never reached: the host selects the hardware path only on sm_89+ */
-#endif
 }
 
 /* Float32 bits of source element v (exact widening for bf16/f16). */
@@ -133,7 +118,7 @@ __global__ void __launch_bounds__(THREADS) convert_vec_kernel(void *codes, const
         if (HW) {
 #pragma unroll
             for (int j = 0; j < VEC; j += 2) {
-                uint32_t d = hw_cvt_pair(__uint_as_float(widen<K>(v[j])), __uint_as_float(widen<K>(v[j + 1])), e5m2);
+                uint32_t d = fpsim_hw_cvt_pair(__uint_as_float(widen<K>(v[j])), __uint_as_float(widen<K>(v[j + 1])), e5m2);
                 c[j] = (Code)(d & 0xFF);
                 c[j + 1] = (Code)(d >> 8);
             }

@@ -10,12 +10,12 @@
  * Warp layout: lane = rg * CG + cg, rg = row group (0 .. LR-1, 16 rows each; LR = 8), cg =
  * column group (0 .. CG-1, CG = 32 / LR = 4, NC columns each): a warp covers 128 rows x 4 NC
  * columns, each loaded row piece is one 32-byte sector, and each column's codes are 128
- * contiguous bytes (64 for E2M1) written by the 8 row groups together. A column's 16 elements are a whole NVFP4 block, half an MX block or an eighth
- * of a block FP8 1x128 block: TL = TC / 16 neighbouring row groups share a tile and reduce its
- * amax by xor shuffles. (A first layout with TC rows per warp, 16-byte code stores to 16
- * different lines per instruction, kept L2 75% busy at 34% of DRAM bandwidth (run 11); this one
- * keeps it 67-73% busy at 44-51% (run 12): the L2 requests of the 32-byte row pieces and of the
- * scattered scale stores are what limits it now.)
+ * contiguous bytes (64 for E2M1) written by the 8 row groups together. A column's 16 elements
+ * are a whole NVFP4 block, half an MX block or an eighth of a block FP8 1x128 block: TL = TC / 16
+ * neighbouring row groups share a tile and reduce its amax by xor shuffles. (A first layout with TC rows per
+ * warp, 16-byte code stores to 16 different lines per instruction, kept L2 75% busy at 34% of DRAM bandwidth
+ * (run 11); this one keeps it 67-73% busy at 44-51% (run 12): the L2 requests of the 32-byte row pieces and
+ * of the scattered scale stores are what limits it now.)
  *
  * Per column the arithmetic is kernel v5's: the optional 16-point RHT (exact in FP32 when the
  * terms allow it, else the double-precision routine, as v5), the tile amax, the scale rule, the
@@ -31,7 +31,10 @@
 /* Row groups (lanes of 16 rows stacked in a warp) of kernel v8: 8 for every tile length (a warp
  * loads 32-byte row pieces and stores 128-byte code runs). 4 row groups (64-byte pieces both ways)
  * measured slower for MX 1x32 (run 13: 1551 against 1734 GB/s). */
-__host__ __device__ constexpr int block_cols_fast_row_groups(int tc) { return tc > 0 ? 8 : 8; }
+__host__ __device__ constexpr int block_cols_fast_row_groups(int tc)
+{
+    return tc > 0 ? 8 : 8;
+}
 
 /* The double-precision RHT (rht16_bf16), out of line so its registers stay out of the kernel's. */
 __device__ __noinline__ v7_elems rht16_double_ool(v7_elems in)
@@ -79,7 +82,8 @@ template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[
     if (!nonfinite && !tiny && emax <= 250u && !wide && span <= 12u) {
         float w[16];
 #pragma unroll
-        for (int i = 0; i < 16; i++) w[i] = __fmul_rn(u[i], 0.25f * rht_sign(i));
+        for (int i = 0; i < 16; i++)
+            w[i] = __fmul_rn(u[i], 0.25f * rht_sign(i));
 #pragma unroll
         for (int h = 1; h < 16; h <<= 1)
 #pragma unroll
@@ -89,8 +93,8 @@ template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[
                     w[i] = __fadd_rn(p, q);
                     w[i + h] = __fsub_rn(p, q);
                 }
-        /* + 0: a zero sum is +0, as in the in-order sums that start from +0 (CPU, kernel v5); then
-         * nearest-even to BF16 by cvt.rn.bf16x2.f32 (no overflow here: the inputs are below 2^124) */
+                /* + 0: a zero sum is +0, as in the in-order sums that start from +0 (CPU, kernel v5); then
+                 * nearest-even to BF16 by cvt.rn.bf16x2.f32 (no overflow here: the inputs are below 2^124) */
 #pragma unroll
         for (int i = 0; i < 16; i += 2) {
             const __nv_bfloat162 h = __floats2bfloat162_rn(__fadd_rn(w[i], 0.0f), __fadd_rn(w[i + 1], 0.0f));
@@ -103,7 +107,8 @@ template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[
     if (!nonfinite && !tiny && emax <= 250u && span <= (wide ? 25u : 41u)) {
         double w[16];
 #pragma unroll
-        for (int i = 0; i < 16; i++) w[i] = __dmul_rn((double)u[i], 0.25 * (double)rht_sign(i));
+        for (int i = 0; i < 16; i++)
+            w[i] = __dmul_rn((double)u[i], 0.25 * (double)rht_sign(i));
 #pragma unroll
         for (int h = 1; h < 16; h <<= 1)
 #pragma unroll
@@ -114,22 +119,25 @@ template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[
                     w[i + h] = __dsub_rn(p, q);
                 }
 #pragma unroll
-        for (int i = 0; i < 16; i++) out[i] = bf16_of_double(__dadd_rn(w[i], 0.0));
+        for (int i = 0; i < 16; i++)
+            out[i] = bf16_of_double(__dadd_rn(w[i], 0.0));
         return;
     }
     v7_elems all;
 #pragma unroll
-    for (int i = 0; i < 16; i++) all.v[i] = u[i];
+    for (int i = 0; i < 16; i++)
+        all.v[i] = u[i];
     all = rht16_double_ool(all);
 #pragma unroll
-    for (int i = 0; i < 16; i++) out[i] = all.v[i];
+    for (int i = 0; i < 16; i++)
+        out[i] = all.v[i];
 }
 
 /* KIND: scheme kind (NVFP4 = the TE chain); F: element format; BF16: input bf16; TC: tile length
  * (16, 32, 128); SR, RHT: NVFP4 stochastic rounding and Hadamard transform. */
 template <int KIND, int F, int BF16, int TC, int SR, int RHT>
-__global__ void __launch_bounds__(256, 2) block_cols_fast_kernel(const __grid_constant__ qargs a, uint32_t rows,
-                                                              uint32_t cols)
+__global__ void __launch_bounds__(256, 2)
+    block_cols_fast_kernel(const __grid_constant__ qargs a, uint32_t rows, uint32_t cols)
 {
     constexpr int LR = block_cols_fast_row_groups(TC), CG = 32 / LR, NC = BF16 ? 4 : 2, WCOLS = CG * NC,
                   WROWS = 16 * LR, TL = TC / 16;
@@ -138,14 +146,16 @@ __global__ void __launch_bounds__(256, 2) block_cols_fast_kernel(const __grid_co
     float tv[6];
     tensor_values(a, tv);
     if (blockIdx.x == 0 && threadIdx.x == 0 && a.tvals && !a.amax_only)
-        for (int i = 0; i < 4; i++) a.tvals[i] = tv[i];
+        for (int i = 0; i < 4; i++)
+            a.tvals[i] = tv[i];
     const float elem_max = fpsim_elem_max_dev(a.elem);
     const float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f)); /* NVFP4 TE: S_enc * fp32(1/6) */
     const uint32_t lane = threadIdx.x & 31u, rg = lane / CG, cg = lane % CG;
     /* the TL lanes of this lane's tiles: row groups rg & ~(TL-1) .. + TL-1 of column group cg */
     uint32_t tile_mask = 0;
 #pragma unroll
-    for (int i = 0; i < TL; i++) tile_mask |= 1u << (cg + (uint32_t)(((rg & ~(uint32_t)(TL - 1)) + (uint32_t)i) * CG));
+    for (int i = 0; i < TL; i++)
+        tile_mask |= 1u << (cg + (uint32_t)(((rg & ~(uint32_t)(TL - 1)) + (uint32_t)i) * CG));
     const uint32_t wcol = cols / WCOLS, ntiles = (rows / WROWS) * wcol;
     const uint32_t warps = gridDim.x * (blockDim.x / 32u);
     for (uint32_t wt = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u; wt < ntiles; wt += warps) {
@@ -164,34 +174,41 @@ __global__ void __launch_bounds__(256, 2) block_cols_fast_kernel(const __grid_co
 #pragma unroll
             for (int i = 0; i < 16; i++) {
                 const uint32_t word = (BF16 ? j / 2 : j) == 0 ? w[i].x : w[i].y;
-                v[i] = BF16 ? __uint_as_float((j & 1) ? (word & 0xFFFF0000u) : (word << 16)) : __uint_as_float(word);
+                v[i] = BF16 ? __uint_as_float((j & 1) ? (word & 0xFFFF0000u) : (word << 16))
+                            : __uint_as_float(word);
             }
             if constexpr (RHT) {
                 float t[16];
                 rht16_full<BF16>(v, t);
 #pragma unroll
-                for (int i = 0; i < 16; i++) v[i] = t[i];
+                for (int i = 0; i < 16; i++)
+                    v[i] = t[i];
             }
             if (a.amax_only) { /* the pass before: the tensor amax of the stored (post-RHT) operand */
 #pragma unroll
-                for (int i = 0; i < 16; i++) amax_only_max = max(amax_only_max, abs_bits(v[i], a.nan_ignore));
+                for (int i = 0; i < 16; i++)
+                    amax_only_max = max(amax_only_max, abs_bits(v[i], a.nan_ignore));
                 continue;
             }
             uint32_t raw = 0;
 #pragma unroll
-            for (int i = 0; i < 16; i++) raw = max(raw, __float_as_uint(v[i]) & 0x7FFFFFFFu);
+            for (int i = 0; i < 16; i++)
+                raw = max(raw, __float_as_uint(v[i]) & 0x7FFFFFFFu);
 #pragma unroll
-            for (int o = CG; o < CG * TL; o <<= 1) raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
+            for (int o = CG; o < CG * TL; o <<= 1)
+                raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
             const uint32_t srow = c0 + (uint32_t)j;
             const uint32_t f = srow * rows + r0; /* stored linear index of the first element: SR counter */
             uint8_t *dst = a.codes + (size_t)srow * a.code_stride + (FP4 ? r0 / 2 : r0);
-            const v7_tile tc = code_tile16<KIND, F, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f, tile_mask);
+            const v7_tile tc =
+                code_tile16<KIND, F, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f, tile_mask);
             const tile_scale &ts = tc.ts;
             const uint32_t sat = tc.sat, am = tc.am;
             constexpr int NW = code_words<F, 16>::W;
             uint32_t c[NW];
 #pragma unroll
-            for (int q = 0; q < NW; q++) c[q] = tc.c[q];
+            for (int q = 0; q < NW; q++)
+                c[q] = tc.c[q];
             if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
             store_code_words<F, 16>(c, dst);
             if (rg % TL != 0) continue;
@@ -208,7 +225,8 @@ __global__ void __launch_bounds__(256, 2) block_cols_fast_kernel(const __grid_co
                 a.cub8[swizzle128x4(srow, sc, a.cublas_cols)] = (uint8_t)ts.code;
         }
         if (a.amax_only) {
-            for (int o = 16; o; o >>= 1) amax_only_max = max(amax_only_max, __shfl_xor_sync(0xFFFFFFFFu, amax_only_max, o));
+            for (int o = 16; o; o >>= 1)
+                amax_only_max = max(amax_only_max, __shfl_xor_sync(0xFFFFFFFFu, amax_only_max, o));
             if (lane == 0) atomicMax(a.amax_out, amax_only_max);
         }
     }
@@ -219,7 +237,10 @@ typedef void (*block_cols_fast_kernel_fn)(qargs, uint32_t, uint32_t);
 /* The warp tile of kernel v8: 16 x block_cols_fast_row_groups(tc) rows by 32 / row groups x NC
  * columns; the host's shape check is rows % block_cols_fast_warp_rows == 0 and
  * cols % block_cols_fast_warp_cols == 0. */
-inline uint32_t block_cols_fast_warp_rows(int tc) { return 16u * (uint32_t)block_cols_fast_row_groups(tc); }
+inline uint32_t block_cols_fast_warp_rows(int tc)
+{
+    return 16u * (uint32_t)block_cols_fast_row_groups(tc);
+}
 inline uint32_t block_cols_fast_warp_cols(int tc, int bf16)
 {
     return (uint32_t)(32 / block_cols_fast_row_groups(tc)) * (bf16 ? 4u : 2u);
@@ -227,7 +248,8 @@ inline uint32_t block_cols_fast_warp_cols(int tc, int bf16)
 
 template <int KIND, int F, int TC, int SR, int RHT> block_cols_fast_kernel_fn block_cols_fast_of(int bf16)
 {
-    return bf16 ? block_cols_fast_kernel<KIND, F, 1, TC, SR, RHT> : block_cols_fast_kernel<KIND, F, 0, TC, SR, RHT>;
+    return bf16 ? block_cols_fast_kernel<KIND, F, 1, TC, SR, RHT>
+                : block_cols_fast_kernel<KIND, F, 0, TC, SR, RHT>;
 }
 
 /* Kernel v8 for scheme kind, tile length tc and element format (the formats each kind has), or
@@ -238,25 +260,34 @@ inline block_cols_fast_kernel_fn block_cols_fast_pick(int kind, int tc, int form
 {
     if (kind == FPSIM_KIND_NVFP4) {
         if (tc != 16 || format != FPSIM_E2M1) return NULL;
-        if (sr) return rht ? block_cols_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 16, 1, 1>(bf16)
-                           : block_cols_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 16, 1, 0>(bf16);
+        if (sr)
+            return rht ? block_cols_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 16, 1, 1>(bf16)
+                       : block_cols_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 16, 1, 0>(bf16);
         return rht ? block_cols_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 16, 0, 1>(bf16)
                    : block_cols_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 16, 0, 0>(bf16);
     }
     if (sr || rht) return NULL;
     if (kind == FPSIM_KIND_MX && tc == 32) {
         switch (format) {
-        case FPSIM_E4M3: return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E4M3, 32, 0, 0>(bf16);
-        case FPSIM_E5M2: return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E5M2, 32, 0, 0>(bf16);
-        case FPSIM_E2M1: return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E2M1, 32, 0, 0>(bf16);
-        case FPSIM_E2M3: return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E2M3, 32, 0, 0>(bf16);
-        case FPSIM_E3M2: return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E3M2, 32, 0, 0>(bf16);
-        default: return NULL;
+        case FPSIM_E4M3:
+            return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E4M3, 32, 0, 0>(bf16);
+        case FPSIM_E5M2:
+            return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E5M2, 32, 0, 0>(bf16);
+        case FPSIM_E2M1:
+            return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E2M1, 32, 0, 0>(bf16);
+        case FPSIM_E2M3:
+            return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E2M3, 32, 0, 0>(bf16);
+        case FPSIM_E3M2:
+            return block_cols_fast_of<FPSIM_KIND_MX, FPSIM_E3M2, 32, 0, 0>(bf16);
+        default:
+            return NULL;
         }
     }
     if (kind == FPSIM_KIND_FP8_BLOCK && tc == 128) {
-        if (format == FPSIM_E4M3) return block_cols_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E4M3, 128, 0, 0>(bf16);
-        if (format == FPSIM_E5M2) return block_cols_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E5M2, 128, 0, 0>(bf16);
+        if (format == FPSIM_E4M3)
+            return block_cols_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E4M3, 128, 0, 0>(bf16);
+        if (format == FPSIM_E5M2)
+            return block_cols_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E5M2, 128, 0, 0>(bf16);
     }
     return NULL;
 }

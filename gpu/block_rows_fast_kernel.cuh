@@ -51,17 +51,22 @@ __device__ __forceinline__ void sr_bytes16(uint32_t (&rb)[16], const qargs &a, u
     uint32_t w[4];
     fpsim_philox4x32_10(ctr, key, w);
 #pragma unroll
-    for (int j = 0; j < 16; j++) rb[j] = __byte_perm(w[j / 4], 0u, 0x0444u | (uint32_t)(j % 4) << 12);
+    for (int j = 0; j < 16; j++)
+        rb[j] = __byte_perm(w[j / 4], 0u, 0x0444u | (uint32_t)(j % 4) << 12);
 }
 
 /* Sixteen elements, and their packed codes with the count of saturated elements. */
-struct v7_elems { float v[16]; };
-struct v7_codes { uint32_t c[4], sat; };
+struct v7_elems {
+    float v[16];
+};
+struct v7_codes {
+    uint32_t c[4], sat;
+};
 
 /* The same 16 codes by the exact path: kernel v4's scaling and the shared core, full spec. Out of
  * line (rare tiles only), with its inputs by value so the fast path's registers stay registers. */
-__device__ __noinline__ v7_codes exact_codes16(const qargs &a, v7_elems in, tile_scale ts, int plain, float elem_max,
-                                              uint32_t f)
+__device__ __noinline__ v7_codes exact_codes16(const qargs &a, v7_elems in, tile_scale ts, int plain,
+                                               float elem_max, uint32_t f)
 {
     v7_codes out;
     float y[16];
@@ -89,8 +94,9 @@ struct v7_tile {
     uint32_t c[4], sat, am;
 };
 template <int KIND, int F, int SR, int O0, int O1>
-__device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e, uint32_t raw, const float (&tv)[6],
-                                               float te_mul, float elem_max, uint32_t f, uint32_t tile_mask)
+__device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e, uint32_t raw,
+                                               const float (&tv)[6], float te_mul, float elem_max, uint32_t f,
+                                               uint32_t tile_mask)
 {
     v7_tile out;
     int plain = 1;
@@ -106,10 +112,12 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
     if (tile_is_fast(a.fast_mode, raw, plain, out.ts.mult, elem_max)) {
         float y[16];
 #pragma unroll
-        for (int j = 0; j < 16; j++) y[j] = __fmul_rn(e.v[j], out.ts.mult);
+        for (int j = 0; j < 16; j++)
+            y[j] = __fmul_rn(e.v[j], out.ts.mult);
         if (a.counters)
 #pragma unroll
-            for (int j = 0; j < 16; j++) out.sat += fabsf(y[j]) > elem_max;
+            for (int j = 0; j < 16; j++)
+                out.sat += fabsf(y[j]) > elem_max;
         if constexpr (SR) {
             uint32_t rb[16];
             sr_bytes16(rb, a, f);
@@ -123,9 +131,11 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
              * finite tile's raw max is that amax, and ts its scale already). */
             uint32_t am = 0;
 #pragma unroll
-            for (int j = 0; j < 16; j++) am = max(am, abs_bits(e.v[j], a.nan_ignore));
+            for (int j = 0; j < 16; j++)
+                am = max(am, abs_bits(e.v[j], a.nan_ignore));
 #pragma unroll
-            for (int o = O0; o < O1; o <<= 1) am = max(am, __shfl_xor_sync(tile_mask, am, o));
+            for (int o = O0; o < O1; o <<= 1)
+                am = max(am, __shfl_xor_sync(tile_mask, am, o));
             out.am = am;
             out.ts = scale_of_tile(a, am, tv);
             plain = 1;
@@ -133,11 +143,13 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
         }
         const v7_codes x = exact_codes16(a, e, out.ts, plain, elem_max, f);
 #pragma unroll
-        for (int q = 0; q < NW; q++) c[q] = x.c[q];
+        for (int q = 0; q < NW; q++)
+            c[q] = x.c[q];
         out.sat = x.sat;
     }
 #pragma unroll
-    for (int q = 0; q < 4; q++) out.c[q] = q < NW ? c[q % NW] : 0u;
+    for (int q = 0; q < 4; q++)
+        out.c[q] = q < NW ? c[q % NW] : 0u;
     return out;
 }
 
@@ -155,7 +167,8 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
 #endif
 
 template <int KIND, int F, int BF16, int L, int G, int SR>
-__global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS) block_rows_fast_kernel(const __grid_constant__ qargs a, uint32_t n, uint32_t cols)
+__global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
+    block_rows_fast_kernel(const __grid_constant__ qargs a, uint32_t n, uint32_t cols)
 {
     constexpr int W = BF16 ? 2 : 4; /* 16-byte words per group of 16 elements */
     constexpr int FP4 = F == FPSIM_E2M1;
@@ -164,7 +177,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS) block_rows_fast_
     tensor_values(a, tv);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         if (a.tvals)
-            for (int i = 0; i < 4; i++) a.tvals[i] = tv[i];
+            for (int i = 0; i < 4; i++)
+                a.tvals[i] = tv[i];
         if (KIND == FPSIM_KIND_FP8_TENSOR) a.scale_inv[0] = tv[2];
     }
     const float elem_max = fpsim_elem_max_dev(a.elem);
@@ -177,16 +191,18 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS) block_rows_fast_
     for (uint32_t ch = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u; ch < nchunks; ch += warps) {
         /* The warp's chunk FPSIM_GPU_V7_PREFETCH_AHEAD passes ahead into L2 while this one loads
          * and computes (whole chunks only). */
-        if (lane == 0 && (ch + FPSIM_GPU_V7_PREFETCH_AHEAD * warps + 1u) * span <= n)
-            prefetch_l2(static_cast<const char *>(a.x) + (size_t)(ch + FPSIM_GPU_V7_PREFETCH_AHEAD * warps) * span * (BF16 ? 2u : 4u),
-                        span * (BF16 ? 2u : 4u));
+        const uint32_t ahead = ch + FPSIM_GPU_V7_PREFETCH_AHEAD * warps,
+                       chunk_bytes = span * (BF16 ? 2u : 4u);
+        if (lane == 0 && (ahead + 1u) * span <= n)
+            prefetch_l2(static_cast<const char *>(a.x) + (size_t)ahead * chunk_bytes, chunk_bytes);
         uint4 w[G][W];
 #pragma unroll
         for (int g = 0; g < G; g++) {
             const uint32_t f = ch * span + (uint32_t)g * 512u + lane * 16u;
 #pragma unroll
             for (int k = 0; k < W; k++)
-                w[g][k] = f < n ? __ldcs(reinterpret_cast<const uint4 *>(a.x) + f / (16 / W) + k) : make_uint4(0, 0, 0, 0);
+                w[g][k] = f < n ? __ldcs(reinterpret_cast<const uint4 *>(a.x) + f / (16 / W) + k)
+                                : make_uint4(0, 0, 0, 0);
         }
 #pragma unroll
         for (int g = 0; g < G; g++) {
@@ -209,16 +225,19 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS) block_rows_fast_
                 }
             }
 #pragma unroll
-            for (int o = 1; o < L; o <<= 1) raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
+            for (int o = 1; o < L; o <<= 1)
+                raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
             if (f >= n) continue;
 
-            const v7_tile tc = code_tile16<KIND, F, SR, 1, (L > 1 ? L : 1)>(a, e, raw, tv, te_mul, elem_max, f, tile_mask);
+            const v7_tile tc =
+                code_tile16<KIND, F, SR, 1, (L > 1 ? L : 1)>(a, e, raw, tv, te_mul, elem_max, f, tile_mask);
             const tile_scale &ts = tc.ts;
             const uint32_t sat = tc.sat, am = tc.am;
             constexpr int NW = code_words<F, 16>::W;
             uint32_t c[NW];
 #pragma unroll
-            for (int q = 0; q < NW; q++) c[q] = tc.c[q];
+            for (int q = 0; q < NW; q++)
+                c[q] = tc.c[q];
             if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
             store_code_words<F, 16>(c, a.codes + (FP4 ? f / 2 : f));
             if (KIND == FPSIM_KIND_FP8_TENSOR || (L > 1 && (lane & (uint32_t)(L - 1)) != 0)) continue;
@@ -241,7 +260,10 @@ typedef void (*block_rows_fast_kernel_fn)(qargs, uint32_t, uint32_t);
 /* Kernel v7 for element format F and the input type, with the tile lanes of the scheme kind. */
 template <int KIND, int F, int SR = 0> block_rows_fast_kernel_fn block_rows_fast_of(int bf16)
 {
-    constexpr int L = KIND == FPSIM_KIND_NVFP4 ? 1 : KIND == FPSIM_KIND_MX ? 2 : KIND == FPSIM_KIND_FP8_BLOCK ? 8 : 0;
+    constexpr int L = KIND == FPSIM_KIND_NVFP4       ? 1
+                      : KIND == FPSIM_KIND_MX        ? 2
+                      : KIND == FPSIM_KIND_FP8_BLOCK ? 8
+                                                     : 0;
     return bf16 ? block_rows_fast_kernel<KIND, F, 1, L, 2, SR> : block_rows_fast_kernel<KIND, F, 0, L, 1, SR>;
 }
 
@@ -252,19 +274,27 @@ template <int KIND, int F, int SR = 0> block_rows_fast_kernel_fn block_rows_fast
 inline block_rows_fast_kernel_fn block_rows_fast_pick(int kind, int format, int bf16, int sr)
 {
     if (sr) /* NVFP4 only */
-        return kind == FPSIM_KIND_NVFP4 && format == FPSIM_E2M1 ? block_rows_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 1>(bf16)
-                                                                 : NULL;
+        return kind == FPSIM_KIND_NVFP4 && format == FPSIM_E2M1
+                   ? block_rows_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 1>(bf16)
+                   : NULL;
     switch (kind) {
     case FPSIM_KIND_MX:
         switch (format) {
-        case FPSIM_E4M3: return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E4M3>(bf16);
-        case FPSIM_E5M2: return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E5M2>(bf16);
-        case FPSIM_E2M1: return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E2M1>(bf16);
-        case FPSIM_E2M3: return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E2M3>(bf16);
-        case FPSIM_E3M2: return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E3M2>(bf16);
-        default: return NULL;
+        case FPSIM_E4M3:
+            return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E4M3>(bf16);
+        case FPSIM_E5M2:
+            return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E5M2>(bf16);
+        case FPSIM_E2M1:
+            return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E2M1>(bf16);
+        case FPSIM_E2M3:
+            return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E2M3>(bf16);
+        case FPSIM_E3M2:
+            return block_rows_fast_of<FPSIM_KIND_MX, FPSIM_E3M2>(bf16);
+        default:
+            return NULL;
         }
-    case FPSIM_KIND_NVFP4: return format == FPSIM_E2M1 ? block_rows_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1>(bf16) : NULL;
+    case FPSIM_KIND_NVFP4:
+        return format == FPSIM_E2M1 ? block_rows_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1>(bf16) : NULL;
     case FPSIM_KIND_FP8_BLOCK:
     case FPSIM_KIND_FP8_TENSOR: {
         const int block = kind == FPSIM_KIND_FP8_BLOCK;
@@ -276,7 +306,8 @@ inline block_rows_fast_kernel_fn block_rows_fast_pick(int kind, int format, int 
                          : block_rows_fast_of<FPSIM_KIND_FP8_TENSOR, FPSIM_E5M2>(bf16);
         return NULL;
     }
-    default: return NULL;
+    default:
+        return NULL;
     }
 }
 

@@ -1,4 +1,4 @@
-/* fast_tile.cuh: the "fast tile" case shared by the block kernels v5, v6 and v7.
+/* fast_tile.cuh: the "fast tile" case shared by the block kernels v5-v8.
  *
  * A tile is FAST when none of its inputs is NaN or Inf, the element multiplier is finite and the
  * scheme applies it as one multiply (plain), and either the element policy saturates or the
@@ -21,9 +21,9 @@
 /* qargs.fast_mode: whether and how tiles may take the fast case. */
 enum { FAST_NEVER = 0, FAST_SATURATING = 1, FAST_IF_NO_OVERFLOW = 2 };
 
-/* The fast mode of element spec es (host): nearest-even, the format's standard fields, no zero
- * rule, nearest-even (or E2M1 stochastic rounding with 8 random bits); E4M3/E5M2 need the
- * hardware cvt (sm_89+, hw != 0). */
+/* The fast mode of element spec es (host): the format's standard fields, no zero rule,
+ * nearest-even (or E2M1 stochastic rounding with 8 random bits); E4M3/E5M2 need the hardware cvt
+ * (sm_89+, hw != 0). */
 inline int fast_elem_mode(const fpsim_spec *es, int hw)
 {
     /* stochastic rounding: E2M1 with a byte per element only (fpsim_e2m1_sr8_sat) */
@@ -32,8 +32,8 @@ inline int fast_elem_mode(const fpsim_spec *es, int hw)
         (es->flags & (FPSIM_SPEC_UNSIGNED_ZERO | FPSIM_SPEC_NEGZERO_IN_POS)))
         return FAST_NEVER;
     const uint16_t top = (uint16_t)(1u << (es->bits - 1));
-    const int sat = es->ovf_pos == es->max_mag && es->inf_pos == es->max_mag && es->ovf_neg == (top | es->max_mag) &&
-                    es->inf_neg == (top | es->max_mag);
+    const int sat = es->ovf_pos == es->max_mag && es->inf_pos == es->max_mag &&
+                    es->ovf_neg == (top | es->max_mag) && es->inf_neg == (top | es->max_mag);
     switch (es->format) {
     case FPSIM_E4M3:
         if (!hw || !fpsim_elem_fixed_matches<FPSIM_E4M3>(es)) return FAST_NEVER;
@@ -63,26 +63,32 @@ __device__ __forceinline__ int tile_is_fast(int mode, uint32_t raw, int plain, f
 }
 
 /* Words holding N codes of format F: 8 nibbles (E2M1) or 4 bytes a word. */
-template <int F, int N> struct code_words { enum { W = F == FPSIM_E2M1 ? (N + 7) / 8 : (N + 3) / 4 }; };
+template <int F, int N> struct code_words {
+    enum { W = F == FPSIM_E2M1 ? (N + 7) / 8 : (N + 3) / 4 };
+};
 
 /* Codes of N scaled, non-NaN elements of a fast tile, packed: element j in nibble j (E2M1) or
  * byte j (8-bit storage). */
 template <int F, int N>
-__device__ __forceinline__ void fast_codes(const float (&y)[N], const fpsim_spec &es, uint32_t (&c)[code_words<F, N>::W])
+__device__ __forceinline__ void fast_codes(const float (&y)[N], const fpsim_spec &es,
+                                           uint32_t (&c)[code_words<F, N>::W])
 {
 #pragma unroll
-    for (int q = 0; q < code_words<F, N>::W; q++) c[q] = 0;
+    for (int q = 0; q < code_words<F, N>::W; q++)
+        c[q] = 0;
     if (F == FPSIM_E4M3 || F == FPSIM_E5M2) {
 #pragma unroll
         for (int j = 0; j < N; j += 2)
             c[j / 4] |= fpsim_hw_cvt_pair(y[j], y[j + 1], F == FPSIM_E5M2) << (8 * (j % 4));
     } else if (F == FPSIM_E2M1) {
 #pragma unroll
-        for (int j = 0; j < N; j++) c[j / 8] |= fpsim_e2m1_rne_sat(__float_as_uint(y[j])) << (4 * (j % 8));
+        for (int j = 0; j < N; j++)
+            c[j / 8] |= fpsim_e2m1_rne_sat(__float_as_uint(y[j])) << (4 * (j % 8));
     } else {
         constexpr int G = F == FPSIM_E2M3 || F == FPSIM_E3M2 ? F : FPSIM_E2M3;
 #pragma unroll
-        for (int j = 0; j < N; j++) c[j / 4] |= fpsim_round_f32_rne_lean<G>(__float_as_uint(y[j]), es) << (8 * (j % 4));
+        for (int j = 0; j < N; j++)
+            c[j / 4] |= fpsim_round_f32_rne_lean<G>(__float_as_uint(y[j]), es) << (8 * (j % 4));
     }
 }
 
@@ -92,18 +98,21 @@ __device__ __forceinline__ void fast_codes_sr(const float (&y)[N], const uint32_
                                               uint32_t (&c)[code_words<FPSIM_E2M1, N>::W])
 {
 #pragma unroll
-    for (int q = 0; q < code_words<FPSIM_E2M1, N>::W; q++) c[q] = 0;
+    for (int q = 0; q < code_words<FPSIM_E2M1, N>::W; q++)
+        c[q] = 0;
 #pragma unroll
-    for (int j = 0; j < N; j++) c[j / 8] |= fpsim_e2m1_sr8_sat(__float_as_uint(y[j]), rb[j]) << (4 * (j % 8));
+    for (int j = 0; j < N; j++)
+        c[j / 8] |= fpsim_e2m1_sr8_sat(__float_as_uint(y[j]), rb[j]) << (4 * (j % 8));
 }
 
 /* Store N packed codes of format F (N = 4, 8 or 16) at dst with one vector store. */
-template <int F, int N> __device__ __forceinline__ void store_code_words(const uint32_t (&c)[code_words<F, N>::W], uint8_t *dst)
+template <int F, int N>
+__device__ __forceinline__ void store_code_words(const uint32_t (&c)[code_words<F, N>::W], uint8_t *dst)
 {
     constexpr int BYTES = F == FPSIM_E2M1 ? N / 2 : N;
     if (BYTES == 16)
-        *reinterpret_cast<uint4 *>(dst) = make_uint4(c[0], c[1 % code_words<F, N>::W], c[2 % code_words<F, N>::W],
-                                                     c[3 % code_words<F, N>::W]);
+        *reinterpret_cast<uint4 *>(dst) = make_uint4(c[0], c[1 % code_words<F, N>::W],
+                                                     c[2 % code_words<F, N>::W], c[3 % code_words<F, N>::W]);
     else if (BYTES == 8)
         *reinterpret_cast<uint2 *>(dst) = make_uint2(c[0], c[1 % code_words<F, N>::W]);
     else if (BYTES == 4)
@@ -127,7 +136,8 @@ __device__ __forceinline__ void prefetch_l2(const void *p, uint32_t bytes)
 /* Max of |x| bits over the 8 bf16 elements of a 16-byte word (NaN above Inf), as float32 bits. */
 __device__ __forceinline__ uint32_t raw_max_bf16x8(const uint4 &w)
 {
-    uint32_t m = __vmaxu2(__vmaxu2(w.x & 0x7FFF7FFFu, w.y & 0x7FFF7FFFu), __vmaxu2(w.z & 0x7FFF7FFFu, w.w & 0x7FFF7FFFu));
+    uint32_t m = __vmaxu2(__vmaxu2(w.x & 0x7FFF7FFFu, w.y & 0x7FFF7FFFu),
+                          __vmaxu2(w.z & 0x7FFF7FFFu, w.w & 0x7FFF7FFFu));
     return max(m >> 16, m & 0xFFFFu) << 16;
 }
 

@@ -59,7 +59,8 @@ static inline int fpsim_hw_cvt_finite_ok(const fpsim_spec *s)
         max_mag = 0x7B;
     else
         return 0;
-    if (s->round != FPSIM_RNE || !s->is_signed || (s->flags & (FPSIM_SPEC_UNSIGNED_ZERO | FPSIM_SPEC_NEGZERO_IN_POS)))
+    if (s->round != FPSIM_RNE || !s->is_signed ||
+        (s->flags & (FPSIM_SPEC_UNSIGNED_ZERO | FPSIM_SPEC_NEGZERO_IN_POS)))
         return 0;
     return s->inf_pos == max_mag && s->inf_neg == (0x80 | max_mag) && s->ovf_pos == max_mag &&
            s->ovf_neg == (0x80 | max_mag);

@@ -203,14 +203,8 @@ __global__ void __launch_bounds__(256, 2)
             const v7_tile tc =
                 code_tile16<KIND, F, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f, tile_mask);
             const tile_scale &ts = tc.ts;
-            const uint32_t sat = tc.sat, am = tc.am;
-            constexpr int NW = code_words<F, 16>::W;
-            uint32_t c[NW];
-#pragma unroll
-            for (int q = 0; q < NW; q++)
-                c[q] = tc.c[q];
-            if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
-            store_code_words<F, 16>(c, dst);
+            const uint32_t am = tc.am;
+            store_tile16<F>(a, tc, dst);
             if (rg % TL != 0) continue;
             /* the tile's first row group writes its scale (and counts a zero-amax block) */
             if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);

@@ -153,6 +153,18 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
     return out;
 }
 
+/* Store a coded tile's 16 codes at dst and count its saturated elements (kernels v7 and v8). */
+template <int F> __device__ __forceinline__ void store_tile16(const qargs &a, const v7_tile &tc, uint8_t *dst)
+{
+    constexpr int NW = code_words<F, 16>::W;
+    uint32_t c[NW];
+#pragma unroll
+    for (int q = 0; q < NW; q++)
+        c[q] = tc.c[q];
+    if (tc.sat) atomicAdd(&a.counters[0], (unsigned long long)tc.sat);
+    store_code_words<F, 16>(c, dst);
+}
+
 /* KIND: the scheme kind (NVFP4 means the TE chain); F: element format; BF16: input bf16;
  * L: lanes per tile (TC / 16; 0 for per-tensor); G: groups per thread per pass. a.fast_mode says
  * whether tiles may take the fast case (fast_tile.cuh). */
@@ -232,14 +244,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
             const v7_tile tc =
                 code_tile16<KIND, F, SR, 1, (L > 1 ? L : 1)>(a, e, raw, tv, te_mul, elem_max, f, tile_mask);
             const tile_scale &ts = tc.ts;
-            const uint32_t sat = tc.sat, am = tc.am;
-            constexpr int NW = code_words<F, 16>::W;
-            uint32_t c[NW];
-#pragma unroll
-            for (int q = 0; q < NW; q++)
-                c[q] = tc.c[q];
-            if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
-            store_code_words<F, 16>(c, a.codes + (FP4 ? f / 2 : f));
+            const uint32_t am = tc.am;
+            store_tile16<F>(a, tc, a.codes + (FP4 ? f / 2 : f));
             if (KIND == FPSIM_KIND_FP8_TENSOR || (L > 1 && (lane & (uint32_t)(L - 1)) != 0)) continue;
             /* The first lane of a tile writes its scale (and counts a zero-amax block). */
             if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);

@@ -225,16 +225,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
 #pragma unroll
             for (int k = 0; k < W; k++) {
                 raw = max(raw, BF16 ? raw_max_bf16x8(w[g][k]) : raw_max_f32x4(w[g][k]));
-                const uint32_t u[4] = {w[g][k].x, w[g][k].y, w[g][k].z, w[g][k].w};
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    if (BF16) {
-                        v[8 * k + 2 * q] = __uint_as_float(u[q] << 16);
-                        v[8 * k + 2 * q + 1] = __uint_as_float(u[q] & 0xFFFF0000u);
-                    } else {
-                        v[4 * k + q] = __uint_as_float(u[q]);
-                    }
-                }
+                widen_word<BF16>(w[g][k], v + (BF16 ? 8 : 4) * k);
             }
 #pragma unroll
             for (int o = 1; o < L; o <<= 1)

@@ -136,16 +136,7 @@ __global__ void __launch_bounds__(256) block_rows_kernel(qargs a, uint32_t n, ui
         float v[V];
         uint4 w = make_uint4(0, 0, 0, 0);
         if (live) w = __ldcs(reinterpret_cast<const uint4 *>(a.x) + f / V);
-        const uint32_t u[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-        for (int q = 0; q < 4; q++) {
-            if (BF16) {
-                v[2 * q] = __uint_as_float(u[q] << 16);
-                v[2 * q + 1] = __uint_as_float(u[q] & 0xFFFF0000u);
-            } else {
-                v[q] = __uint_as_float(u[q]);
-            }
-        }
+        widen_word<BF16>(w, v);
         uint32_t am = 0;
         if (!per_tensor) {
 #pragma unroll

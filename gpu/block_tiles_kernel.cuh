@@ -124,16 +124,11 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
             am = 0;
 #pragma unroll
             for (int k = 0; k < lay::K; k++) {
-                const uint32_t u[4] = {w[k].x, w[k].y, w[k].z, w[k].w};
+                float v[V];
+                widen_word<BF16>(w[k], v);
 #pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    if (BF16) {
-                        am = max(am, abs_bits(__uint_as_float(u[q] << 16), a.nan_ignore));
-                        am = max(am, abs_bits(__uint_as_float(u[q] & 0xFFFF0000u), a.nan_ignore));
-                    } else {
-                        am = max(am, abs_bits(__uint_as_float(u[q]), a.nan_ignore));
-                    }
-                }
+                for (int j = 0; j < V; j++)
+                    am = max(am, abs_bits(v[j], a.nan_ignore));
             }
             am = tile_max<lay>(am, warp_max[buf], t, warp, my_tile);
         }
@@ -150,17 +145,8 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
         uint32_t sat = 0;
 #pragma unroll
         for (int k = 0; k < lay::K; k++) {
-            const uint32_t u[4] = {w[k].x, w[k].y, w[k].z, w[k].w};
             float v[V];
-#pragma unroll
-            for (int q = 0; q < 4; q++) {
-                if (BF16) {
-                    v[2 * q] = __uint_as_float(u[q] << 16);
-                    v[2 * q + 1] = __uint_as_float(u[q] & 0xFFFF0000u);
-                } else {
-                    v[q] = __uint_as_float(u[q]);
-                }
-            }
+            widen_word<BF16>(w[k], v);
             const uint32_t r = r0 + (uint32_t)lay::row(t, k);
             uint8_t *row = a.codes + (size_t)r * a.code_stride + (F == FPSIM_E2M1 ? c0 / 2 : c0);
             float y[V];

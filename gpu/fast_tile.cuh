@@ -133,6 +133,22 @@ __device__ __forceinline__ void prefetch_l2(const void *p, uint32_t bytes)
 #endif
 }
 
+/* The elements of a 16-byte word as floats: 8 bf16 (exact widening; element 2q + 1 in the high
+ * half of 32-bit word q) or 4 float32, into v[0 .. 7] or v[0 .. 3]. */
+template <int BF16> __device__ __forceinline__ void widen_word(const uint4 &w, float *v)
+{
+    const uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        if (BF16) {
+            v[2 * q] = __uint_as_float(u[q] << 16);
+            v[2 * q + 1] = __uint_as_float(u[q] & 0xFFFF0000u);
+        } else {
+            v[q] = __uint_as_float(u[q]);
+        }
+    }
+}
+
 /* Max of |x| bits over the 8 bf16 elements of a 16-byte word (NaN above Inf), as float32 bits. */
 __device__ __forceinline__ uint32_t raw_max_bf16x8(const uint4 &w)
 {

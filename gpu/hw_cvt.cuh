@@ -3,7 +3,7 @@
  * cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 is the `nv` policy of E4M3/E5M2 bit for bit (verified on
  * the H200 over all 2^32 float32 inputs, gpu/RESULTS.md runs 5-6); on every non-NaN input it is
  * also every policy whose overflow and Inf codes are the saturated +-max and that has no zero
- * rule (fpsim_hw_cvt_finite_ok), because the policy fields differ only in NaN codes there.
+ * rule (fast_tile.cuh's fast_elem_mode), because the policy fields differ only in NaN codes there.
  * cvt.rn.f16x2.e4m3x2 widens E4M3 codes to FP16 exactly (every E4M3 value is an FP16 value:
  * 2^-9 .. 448), and FP16 -> FP32 is exact; NaN codes are not taken through it (callers check).
  * Callers select these paths only where fpsim_gpu_hw_cvt_available() says sm_89+. */
@@ -45,25 +45,6 @@ __device__ __forceinline__ float fpsim_hw_e4m3_value(uint32_t code)
     (void)code;
     return 0.f;
 #endif
-}
-
-/* 1 when spec s rounds every non-NaN float32 exactly like cvt.rn.satfinite: E4M3 (e4m3fn) or
- * E5M2 with their standard fields, nearest-even, finite overflow and Inf to the signed maximum,
- * no zero rule. NaN codes and NaN-only flags do not matter (the callers pass no NaN). */
-static inline int fpsim_hw_cvt_finite_ok(const fpsim_spec *s)
-{
-    uint16_t max_mag;
-    if (s->format == FPSIM_E4M3 && s->bits == 8 && s->mbits == 3 && s->bias == 7 && s->max_mag == 0x7E)
-        max_mag = 0x7E;
-    else if (s->format == FPSIM_E5M2 && s->bits == 8 && s->mbits == 2 && s->bias == 15 && s->max_mag == 0x7B)
-        max_mag = 0x7B;
-    else
-        return 0;
-    if (s->round != FPSIM_RNE || !s->is_signed ||
-        (s->flags & (FPSIM_SPEC_UNSIGNED_ZERO | FPSIM_SPEC_NEGZERO_IN_POS)))
-        return 0;
-    return s->inf_pos == max_mag && s->inf_neg == (0x80 | max_mag) && s->ovf_pos == max_mag &&
-           s->ovf_neg == (0x80 | max_mag);
 }
 
 #endif

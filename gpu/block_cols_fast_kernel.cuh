@@ -14,8 +14,16 @@
  * are a whole NVFP4 block, half an MX block or an eighth of a block FP8 1x128 block: TL = TC / 16
  * neighbouring row groups share a tile and reduce its amax by xor shuffles. (A first layout with
  * TC rows per warp, 16-byte code stores to 16 different lines per instruction, kept L2 75% busy at
- * 34% of DRAM bandwidth (run 11); this one keeps it 67-73% busy at 44-51% (run 12): the L2
- * requests of the 32-byte row pieces and of the scattered scale stores are what limits it now.)
+ * 34% of DRAM bandwidth (run 11); this one kept it 67-73% busy at 44-51% (run 12).)
+ *
+ * Loads go through shared memory (since run 19): a CTA of wx warps (1-8, the widest that divides
+ * the columns) owns a tile of 128 rows by wx warp tiles, copied by cp.async in whole 16-byte
+ * pieces (a warp copies 512 contiguous bytes where it used to load 32-byte row pieces straight
+ * into registers) into one of two buffers while the other is coded, then each lane reads its 16
+ * rows from shared memory. Block FP8 columnwise went from 54% to 72% of the copy, MXFP8 from 41%
+ * to 57% (runs 19-22). What limits it now is issue: about 11 integer-pipe instructions per
+ * element, with 16 warps per SM (128 registers); 3 CTAs per SM (80 registers) and 3-4 buffers
+ * were measured slower (runs 20-21).
  *
  * Per column the arithmetic is kernel v5's: the optional 16-point RHT (exact in FP32 when the
  * terms allow it, else the double-precision routine, as v5), the tile amax, the scale rule, the
@@ -34,6 +42,26 @@
 __host__ __device__ constexpr int block_cols_fast_row_groups(int tc)
 {
     return (void)tc, 8; /* the same for every tc */
+}
+
+/* The shared-memory slot of 16-byte piece c of staged row r is c ^ block_cols_fast_swizzle(r,
+ * chunks) (chunks = pieces per row, a power of two): row groups (16 rows each) 0-3 read by one
+ * half-warp get slots 0, 2, 4, 6 apart, so their 8-byte reads fall in different banks. */
+__host__ __device__ constexpr uint32_t block_cols_fast_swizzle(uint32_t r, uint32_t chunks)
+{
+    return (((r >> 4) & 7u) << 1) & (chunks - 1u);
+}
+
+/* CTAs per SM kernel v8 is compiled for (registers: at most 65536 / (256 x this)); 3 measured
+ * slower than 2 (gpu/RESULTS.md run 21). */
+#ifndef FPSIM_GPU_COLS_V8_MIN_BLOCKS
+#define FPSIM_GPU_COLS_V8_MIN_BLOCKS 2
+#endif
+
+/* Shared memory of a kernel v8 CTA of wx warps: two buffers of 128 rows x wx * 32 bytes. */
+inline size_t block_cols_fast_smem(uint32_t wx)
+{
+    return 2u * 128u * wx * 32u;
 }
 
 /* The double-precision RHT (rht16_bf16), out of line so its registers stay out of the kernel's. */
@@ -136,7 +164,7 @@ template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[
 /* KIND: scheme kind (NVFP4 = the TE chain); F: element format; BF16: input bf16; TC: tile length
  * (16, 32, 128); SR, RHT: NVFP4 stochastic rounding and Hadamard transform. */
 template <int KIND, int F, int BF16, int TC, int SR, int RHT>
-__global__ void __launch_bounds__(256, 2)
+__global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     block_cols_fast_kernel(const __grid_constant__ qargs a, uint32_t rows, uint32_t cols)
 {
     constexpr int LR = block_cols_fast_row_groups(TC), CG = 32 / LR, NC = BF16 ? 4 : 2, WCOLS = CG * NC,
@@ -156,27 +184,58 @@ __global__ void __launch_bounds__(256, 2)
 #pragma unroll
     for (int i = 0; i < TL; i++)
         tile_mask |= 1u << (cg + (uint32_t)(((rg & ~(uint32_t)(TL - 1)) + (uint32_t)i) * CG));
-    const uint32_t wcol = cols / WCOLS, ntiles = (rows / WROWS) * wcol;
-    const uint32_t warps = gridDim.x * (blockDim.x / 32u);
-    for (uint32_t wt = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u; wt < ntiles; wt += warps) {
-        const uint32_t r0 = (wt / wcol) * WROWS + rg * 16u, c0 = (wt % wcol) * WCOLS + cg * NC;
-        uint2 w[16];
-#pragma unroll
-        for (int i = 0; i < 16; i++)
-            w[i] = __ldcs(reinterpret_cast<const uint2 *>(static_cast<const char *>(a.x) +
-                                                          ((size_t)(r0 + i) * cols + c0) * (BF16 ? 2 : 4)));
-        uint32_t amax_only_max = 0;
+    /* The CTA tile: WROWS rows by wx warp tiles side by side (wx = blockDim.x / 32, 1-8, chosen by
+     * the host so that it divides the shape), staged through shared memory (two buffers). */
+    const uint32_t wx = blockDim.x / 32u, warp = threadIdx.x / 32u;
+    const uint32_t chunks = 2u * wx, chunk_shift = (uint32_t)__ffs((int)chunks) - 1u; /* 16-byte pieces per row */
+    const uint32_t tcols = cols / (wx * WCOLS), ntiles = (rows / WROWS) * tcols;
+    const size_t row_bytes = (size_t)cols * (BF16 ? 2 : 4);
+    extern __shared__ uint4 cols_stage[];
+    const uint32_t stage_pieces = (uint32_t)WROWS * chunks;
+    /* Copy CTA tile t into buffer buf, as 16-byte pieces; piece c of tile row r goes to slot
+     * c ^ swz(r), so that the 4 row groups a half-warp reads at once hit different banks. */
+    auto stage_tile = [&](uint32_t t, uint32_t buf) {
+        if (t < ntiles) {
+            const char *base = static_cast<const char *>(a.x) + (size_t)(t / tcols) * WROWS * row_bytes +
+                               (size_t)(t % tcols) * wx * 32u;
+            uint4 *dst = cols_stage + (size_t)buf * stage_pieces;
+            for (uint32_t q = threadIdx.x; q < stage_pieces; q += blockDim.x) {
+                const uint32_t r = q >> chunk_shift, c = q & (chunks - 1u);
+                cp_async16(dst + r * chunks + (c ^ block_cols_fast_swizzle(r, chunks)), base + r * row_bytes + c * 16u);
+            }
+        }
+        cp_async_commit();
+    };
+    /* two buffers: tile t + gridDim.x loads while tile t is coded (3 or 4 measured slower: they
+     * cost CTAs per SM, gpu/RESULTS.md run 20) */
+    stage_tile(blockIdx.x, 0);
+    uint32_t buf = 0;
+    for (uint32_t t = blockIdx.x; t < ntiles; t += gridDim.x, buf ^= 1u) {
+        stage_tile(t + gridDim.x, buf ^ 1u);
+        cp_async_wait<1>(); /* tile t has landed (this thread's pieces; the barrier: everyone's) */
+        __syncthreads();
+        const uint32_t r0 = (t / tcols) * WROWS + rg * 16u, c0 = ((t % tcols) * wx + warp) * WCOLS + cg * NC;
+        /* this lane's 8 bytes of rows rg*16 .. +15: piece warp*2 + cg/2 of each, half cg & 1 */
+        const uint32_t *words = reinterpret_cast<const uint32_t *>(cols_stage + (size_t)buf * stage_pieces);
+        uint32_t amax_only_max = 0, w[16];
 #pragma unroll
         for (int j = 0; j < NC; j++) {
+            /* the lane's 32-bit word k of each of its 16 rows (two bf16 columns or one float32),
+             * read when its first column comes up so that only 16 words are live at a time */
+            const int k = BF16 ? j / 2 : j;
+            if (!BF16 || j % 2 == 0)
+#pragma unroll
+                for (int i = 0; i < 16; i++) {
+                    const uint32_t r = rg * 16u + (uint32_t)i, c = warp * 2u + cg / 2u;
+                    w[i] = words[4u * (r * chunks + (c ^ block_cols_fast_swizzle(r, chunks))) + 2u * (cg & 1u) +
+                                 (uint32_t)k];
+                }
             /* column j's 16 elements, transformed when RHT */
             v7_elems e;
             float(&v)[16] = e.v;
 #pragma unroll
-            for (int i = 0; i < 16; i++) {
-                const uint32_t word = (BF16 ? j / 2 : j) == 0 ? w[i].x : w[i].y;
-                v[i] = BF16 ? __uint_as_float((j & 1) ? (word & 0xFFFF0000u) : (word << 16))
-                            : __uint_as_float(word);
-            }
+            for (int i = 0; i < 16; i++)
+                v[i] = BF16 ? __uint_as_float((j & 1) ? (w[i] & 0xFFFF0000u) : (w[i] << 16)) : __uint_as_float(w[i]);
             if constexpr (RHT) {
                 float t[16];
                 rht16_full<BF16>(v, t);
@@ -223,7 +282,9 @@ __global__ void __launch_bounds__(256, 2)
                 amax_only_max = max(amax_only_max, __shfl_xor_sync(0xFFFFFFFFu, amax_only_max, o));
             if (lane == 0) atomicMax(a.amax_out, amax_only_max);
         }
+        __syncthreads(); /* every lane has read buffer buf before the next pass copies into it */
     }
+    cp_async_wait<0>();
 }
 
 typedef void (*block_cols_fast_kernel_fn)(qargs, uint32_t, uint32_t);

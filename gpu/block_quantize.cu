@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cp_async.cuh"
 #include "block_rules.cuh"
 #include "fast_tile.cuh"
 #include "fpsim_formats.h"
@@ -757,20 +758,33 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     /* Kernel v8 for columnwise 1 x TC tiles of the kinds' usual widths, in whole warp tiles
      * (block_cols_fast_kernel.cuh); v5 for the other shapes and chains it does not take. */
     block_cols_fast_kernel_fn fast8 = NULL;
-    unsigned blocks8 = 0;
+    unsigned blocks8 = 0, threads8 = 0;
+    size_t smem8 = 0;
 #if FPSIM_GPU_COLS_V8
     if (o.axis == FPSIM_AXIS_COLS && g.TR == 1 && rows * cols < ((size_t)1 << 31) && a.fast_mode != FAST_NEVER &&
         fpsim_gpu_hw_cvt_available() && rows % block_cols_fast_warp_rows(g.TC) == 0 &&
-        cols % block_cols_fast_warp_cols(g.TC, a.bf16) == 0 &&
+        cols % block_cols_fast_warp_cols(g.TC, a.bf16) == 0 && (uintptr_t)x % 16u == 0 &&
         ((s->kind == FPSIM_KIND_NVFP4 && s->chain == FPSIM_NVFP4_TE && g.TC == 16) ||
          (s->kind == FPSIM_KIND_MX && g.TC == 32) || (s->kind == FPSIM_KIND_FP8_BLOCK && g.TC == 128))) {
         fast8 = block_cols_fast_pick(s->kind, g.TC, a.es.format, a.sr, a.rht, a.bf16);
+        /* the widest CTA tile (8, 4, 2 or 1 warp tiles side by side) that divides the columns */
+        const size_t wcols = block_cols_fast_warp_cols(g.TC, a.bf16);
+        unsigned wx = 8;
+        while (cols % (wx * wcols) != 0)
+            wx /= 2;
+        threads8 = 32u * wx;
+        smem8 = block_cols_fast_smem(wx);
         int per_sm = 0;
-        if (fast8 && (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast8, 256, 0) != cudaSuccess || per_sm < 1))
-            per_sm = 2;
-        const size_t nwt = (rows / block_cols_fast_warp_rows(g.TC)) * (cols / block_cols_fast_warp_cols(g.TC, a.bf16));
-        const size_t nb = cdiv(nwt, 8), cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * per_sm;
-        blocks8 = (unsigned)(nb < cap ? nb : cap);
+        if (fast8 &&
+            (cudaFuncSetAttribute(fast8, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem8) != cudaSuccess ||
+             cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast8, (int)threads8, smem8) != cudaSuccess ||
+             per_sm < 1)) {
+            (void)cudaGetLastError(); /* not sticky: clear it, and take v5 instead */
+            fast8 = NULL;
+        }
+        const size_t nt = (rows / block_cols_fast_warp_rows(g.TC)) * (cols / (wx * wcols));
+        const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * per_sm;
+        blocks8 = (unsigned)(nt < cap ? nt : cap);
     }
 #endif
 
@@ -789,7 +803,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
             am.amax_only = 1;
             am.amax_out = out->amax_bits;
             if (fast8)
-                fast8<<<blocks8, 256, 0, cs>>>(am, (uint32_t)rows, (uint32_t)cols);
+                fast8<<<blocks8, threads8, smem8, cs>>>(am, (uint32_t)rows, (uint32_t)cols);
             else if (fast_cols)
                 fast_cols<<<cols_blocks, 256, 0, cs>>>(am, (uint32_t)rows, (uint32_t)cols);
             else
@@ -863,7 +877,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         return FPSIM_OK;
     }
     if (fast8) {
-        fast8<<<blocks8, 256, 0, cs>>>(a, (uint32_t)rows, (uint32_t)cols);
+        fast8<<<blocks8, threads8, smem8, cs>>>(a, (uint32_t)rows, (uint32_t)cols);
         FPSIM_CUDA_LAUNCHED("block_cols_fast_kernel");
         return FPSIM_OK;
     }

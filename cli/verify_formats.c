@@ -361,7 +361,7 @@ static void print_check(const fpsim_gpu_check *row, void *ctx)
     table_row(&g->t, row->name, row->inputs, row->mismatches, row->seconds, row->example, row->skipped);
     if (!strncmp(row->name, "f32->", 5)) {
         g->f32_seconds += row->seconds;
-        if (!strstr(row->name, "[hw cvt]")) g->f32_inputs += row->inputs;
+        if (!strstr(row->name, "[fast path]")) g->f32_inputs += row->inputs;
     }
 }
 

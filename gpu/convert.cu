@@ -13,6 +13,7 @@
  * block per 4 elements (word index & 3 of counter index >> 2), exactly fpsim_sr_word's definition. */
 #include <cuda_runtime.h>
 
+#include "convert_fast.cuh"
 #include "elem_fixed.cuh"
 #include "hw_cvt.cuh"
 #include "fpsim_core.h"
@@ -138,6 +139,66 @@ __global__ void __launch_bounds__(THREADS) convert_vec_kernel(void *codes, const
     }
 }
 
+/* Fast-vector kernel (convert_fast.cuh): nearest-even into format F; vectors with NaN, Inf or
+ * (mode FAST_IF_NO_OVERFLOW) a magnitude above F's maximum take the core element by element. */
+template <int K, int F>
+__global__ void __launch_bounds__(THREADS) convert_fast_kernel(void *codes, const void *x, size_t n_vec, fpsim_spec s,
+                                                             int mode, uint64_t sweep_first)
+{
+    typedef typename src_type<K>::T T;
+    constexpr int W = convert_fast_words<F>::W;
+    for (size_t g = blockIdx.x * (size_t)blockDim.x + threadIdx.x; g < n_vec; g += (size_t)gridDim.x * blockDim.x) {
+        const size_t i = g * VEC;
+        T v[VEC];
+        load_vec<K>(v, x, i, sweep_first);
+        uint32_t xb[VEC], raw = 0;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            xb[j] = widen<K>(v[j]);
+            raw = max(raw, xb[j] & 0x7FFFFFFFu);
+        }
+        uint32_t c[W];
+        if (raw < FPSIM_F32_INF_BITS && (mode == FAST_SATURATING || raw <= convert_fast_max_bits<F>())) {
+            convert_fast_codes<F>(xb, s, c);
+        } else {
+#pragma unroll
+            for (int q = 0; q < W; q++)
+                c[q] = 0;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                const uint32_t code = fpsim_round_f32(xb[j], &s, 0u);
+                if (W == 8)
+                    c[j / 2] |= (code & 0xFFFFu) << (16 * (j % 2));
+                else
+                    c[j / 4] |= (code & 0xFFu) << (8 * (j % 4));
+            }
+        }
+        uint4 *p = reinterpret_cast<uint4 *>(static_cast<char *>(codes) + i * (W == 8 ? 2 : 1));
+#pragma unroll
+        for (int q = 0; q < W / 4; q++)
+            __stcs(p + q, make_uint4(c[4 * q], c[(4 * q + 1) % W], c[(4 * q + 2) % W], c[(4 * q + 3) % W]));
+    }
+}
+
+typedef void (*convert_fast_fn)(void *, const void *, size_t, fpsim_spec, int, uint64_t);
+
+/* The fast-vector kernel for spec s from source kind K (float32, bf16 and the float32 sweep), or
+ * NULL when s has no fast mode. */
+template <int K> convert_fast_fn convert_fast_pick(const fpsim_spec *s, int mode)
+{
+    if (mode == FAST_NEVER || (K != SRC_F32 && K != SRC_BF16 && K != SRC_SWEEP)) return NULL;
+    switch (s->format) {
+    case FPSIM_E4M3: return convert_fast_kernel<K, FPSIM_E4M3>;
+    case FPSIM_E5M2: return convert_fast_kernel<K, FPSIM_E5M2>;
+    case FPSIM_E2M1: return convert_fast_kernel<K, FPSIM_E2M1>;
+    case FPSIM_E2M3: return convert_fast_kernel<K, FPSIM_E2M3>;
+    case FPSIM_E3M2: return convert_fast_kernel<K, FPSIM_E3M2>;
+    case FPSIM_BF16: return convert_fast_kernel<K, FPSIM_BF16>;
+    case FPSIM_F16: return convert_fast_kernel<K, FPSIM_F16>;
+    default: return NULL;
+    }
+}
+
 /* Scalar kernel for the tail and for unaligned pointers: elements [begin, n). */
 template <int K, typename Code>
 __global__ void __launch_bounds__(THREADS) convert_scalar_kernel(void *codes, const void *x, size_t begin, size_t n,
@@ -198,7 +259,15 @@ fpsim_status launch_typed(void *codes, const void *x, size_t n, const fpsim_spec
     if (n_vec) {
         unsigned blocks = fpsim_gpu_blocks(n_vec, THREADS);
         convert_vec_fn fixed = sizeof(Code) == 1 && !hw ? fixed_kernel<K>(s) : NULL;
-        if (hw)
+        /* the fast-vector kernel where the spec has a fast mode (not under FPSIM_GPU_SOFTWARE_ONLY,
+         * which keeps every element on the core) and the hardware cvt does not apply */
+        const int fmode = hw || (flags & FPSIM_GPU_SOFTWARE_ONLY)
+                              ? FAST_NEVER
+                              : convert_fast_mode(s, fpsim_gpu_hw_cvt_available());
+        convert_fast_fn fast = convert_fast_pick<K>(s, fmode);
+        if (fast)
+            fast<<<blocks, THREADS, 0, cs>>>(codes, x, n_vec, *s, fmode, sweep_first);
+        else if (hw)
             convert_vec_kernel<K, Code, 1><<<blocks, THREADS, 0, cs>>>(codes, x, n_vec, *s, seed, stream, index0,
                                                                        sweep_first, e5m2);
         else if (fixed)
@@ -328,6 +397,13 @@ extern "C" int fpsim_gpu_spec_has_hw_cvt(const fpsim_spec *s)
     if (s->flags & (FPSIM_SPEC_UNSIGNED_ZERO | FPSIM_SPEC_NEGZERO_IN_POS)) return 0;
     return s->ovf_pos == max_mag && s->ovf_neg == (0x80 | max_mag) && s->inf_pos == max_mag &&
            s->inf_neg == (0x80 | max_mag) && s->nan_pos == 0x7F && s->nan_neg == 0x7F;
+}
+
+extern "C" int fpsim_gpu_convert_has_fast_path(const fpsim_spec *s)
+{
+    if (!s) return 0;
+    const int hw = fpsim_gpu_hw_cvt_available();
+    return (hw && fpsim_gpu_spec_has_hw_cvt(s)) || convert_fast_mode(s, hw) != FAST_NEVER;
 }
 
 extern "C" fpsim_status fpsim_gpu_convert_f32_dev(void *codes, const float *x, size_t n, const fpsim_spec *s,

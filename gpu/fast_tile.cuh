@@ -15,6 +15,9 @@
 #ifndef FPSIM_FAST_TILE_CUH
 #define FPSIM_FAST_TILE_CUH
 
+#include <float.h>
+
+#include "block_rules.cuh" /* FPSIM_F32_INF_BITS */
 #include "elem_fixed.cuh"
 #include "hw_cvt.cuh"
 

@@ -70,13 +70,19 @@ fpsim_status fpsim_gpu_copy_dev_async(void *dst, const void *src, size_t bytes);
 
 /* Flags of the _dev calls. */
 enum {
-    FPSIM_GPU_SOFTWARE_ONLY = 1u << 0 /* never use the hardware cvt, even where the spec allows */
+    FPSIM_GPU_SOFTWARE_ONLY = 1u << 0 /* element conversions: never the hardware cvt or the fast-vector
+                                       * forms, every element through the shared core */
 };
 
 /* 1 if `s` converts float32 exactly like PTX cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 (format E4M3 or
  * E5M2, RNE, overflow and Inf to +-max, every NaN to 0x7F, no -0 rewrite): the hardware path is
  * then used on devices of compute capability 8.9 or newer. */
 int fpsim_gpu_spec_has_hw_cvt(const fpsim_spec *s);
+
+/* 1 if conversions by `s` without FPSIM_GPU_SOFTWARE_ONLY take a path other than the shared core
+ * on this device: the hardware cvt above, or the fast-vector kernel (gpu/convert_fast.cuh: inputs
+ * free of NaN, Inf and overflow by short exact forms). verify checks both paths against the CPU. */
+int fpsim_gpu_convert_has_fast_path(const fpsim_spec *s);
 
 /* 1 if the device (0) runs the hardware cvt path (sm_89+), 0 if not or no device. */
 int fpsim_gpu_hw_cvt_available(void);

@@ -24,7 +24,7 @@ typedef struct vcase {
     fpsim_spec spec;
     char name[64];
     int wide;  /* 16-bit codes */
-    int hw;    /* hardware cvt path applies */
+    int hw;    /* the default path is not the core alone (hardware cvt or fast vectors) */
 } vcase;
 
 static double now_s(void)
@@ -63,7 +63,7 @@ static size_t collect_cases(vcase **out, const char *only)
                 snprintf(c.name, sizeof c.name, "%s/%s/%s", fmt->name, policy, fpsim_round_name((fpsim_round)m));
                 if (only && !strstr(c.name, only)) continue;
                 c.wide = f == FPSIM_BF16 || f == FPSIM_F16;
-                c.hw = fpsim_gpu_spec_has_hw_cvt(&s) && fpsim_gpu_hw_cvt_available();
+                c.hw = fpsim_gpu_convert_has_fast_path(&s);
                 if (n == cap) {
                     vcase *w = realloc(v, 2 * cap * sizeof *v);
                     if (!w) break;
@@ -399,7 +399,7 @@ fpsim_status fpsim_gpu_verify_elements(const fpsim_gpu_verify_opts *o, fpsim_gpu
         for (size_t c = 0; c < k; c++) {
             snprintf(rows[2 * (g + c)].name, sizeof rows[0].name, "f32->%s%s", cases[g + c].name,
                      o->full ? "" : " (sample)");
-            snprintf(rows[2 * (g + c) + 1].name, sizeof rows[0].name, "f32->%s [hw cvt]%s", cases[g + c].name,
+            snprintf(rows[2 * (g + c) + 1].name, sizeof rows[0].name, "f32->%s [fast path]%s", cases[g + c].name,
                      o->full ? "" : " (sample)");
         }
         st = run_f32_group(cases + g, k, rg, nrange, sample_dev, threads, x, host_codes, dev_codes,

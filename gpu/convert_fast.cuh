@@ -1,0 +1,93 @@
+/* convert_fast.cuh: the "fast vector" case of the element conversions (convert.cu), the element
+ * analogue of fast_tile.cuh's fast tile.
+ *
+ * A vector of 16 inputs is FAST when none is NaN or Inf and either the policy saturates or no
+ * |x| exceeds the format's largest finite value. On such inputs the policies of one format
+ * differ in nothing (they differ only in NaN, Inf and overflow codes, and in zero rules, which
+ * convert_fast_mode refuses), so nearest-even is the short form of each format:
+ *  - E4M3/E5M2: cvt.rn.satfinite (hw_cvt.cuh: `nv` on all 2^32 inputs), sm_89+;
+ *  - E2M1: fpsim_e2m1_rne_sat; E2M3/E3M2: the lean nearest-even form (elem_fixed.cuh; both
+ *    compared with the core over every float32 by tests/gpu/test_lean_rne.cu);
+ *  - BF16/F16: cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32, IEEE nearest-even with subnormals kept (no
+ *    .ftz), which is what every BF16/F16 policy does to a finite value that does not overflow.
+ * Any other vector goes element by element through the shared core, the definition itself.
+ * `fpsim verify --device gpu --full` sweeps these kernels over all 2^32 float32 inputs. */
+#ifndef FPSIM_CONVERT_FAST_CUH
+#define FPSIM_CONVERT_FAST_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "fast_tile.cuh"
+
+/* The fast mode (fast_tile.cuh's FAST_*) of an element conversion by spec s (host); hw: whether
+ * the hardware cvt may be used (sm_89+ and not FPSIM_GPU_SOFTWARE_ONLY). */
+inline int convert_fast_mode(const fpsim_spec *s, int hw)
+{
+    if (s->round != FPSIM_RNE) return FAST_NEVER;
+    if (s->format == FPSIM_BF16 || s->format == FPSIM_F16) {
+        const int bf = s->format == FPSIM_BF16;
+        const int standard = s->bits == 16 && s->is_signed && s->specials == FPSIM_SPECIALS_IEEE &&
+                             s->mbits == (bf ? 7 : 10) && s->bias == (bf ? 127 : 15) &&
+                             s->max_mag == (bf ? 0x7F7F : 0x7BFF) &&
+                             !(s->flags & (FPSIM_SPEC_UNSIGNED_ZERO | FPSIM_SPEC_NEGZERO_IN_POS));
+        return standard && hw ? FAST_IF_NO_OVERFLOW : FAST_NEVER;
+    }
+    return fast_elem_mode(s, hw);
+}
+
+/* float32 bits of format F's largest finite value (the no-overflow bound of FAST_IF_NO_OVERFLOW). */
+template <int F> __host__ __device__ constexpr uint32_t convert_fast_max_bits()
+{
+    return F == FPSIM_E4M3   ? 0x43E00000u  /* 448 */
+           : F == FPSIM_E5M2 ? 0x47600000u  /* 57344 */
+           : F == FPSIM_E2M1 ? 0x40C00000u  /* 6 */
+           : F == FPSIM_E2M3 ? 0x40F00000u  /* 7.5 */
+           : F == FPSIM_E3M2 ? 0x41E00000u  /* 28 */
+           : F == FPSIM_BF16 ? 0x7F7F0000u  /* 0x1.FEp127 */
+                             : 0x477FE000u; /* F16: 65504 */
+}
+
+/* Codes of 16 fast inputs (float32 bits xb) as the little-endian words of their stored codes:
+ * 4 words of bytes (8-bit formats, E2M1 one code per byte) or 8 words of 16-bit codes. */
+template <int F> struct convert_fast_words {
+    enum { W = F == FPSIM_BF16 || F == FPSIM_F16 ? 8 : 4 };
+};
+template <int F>
+__device__ __forceinline__ void convert_fast_codes(const uint32_t (&xb)[16], const fpsim_spec &s,
+                                                   uint32_t (&c)[convert_fast_words<F>::W])
+{
+    if (F == FPSIM_BF16 || F == FPSIM_F16) {
+#pragma unroll
+        for (int q = 0; q < 8; q++) {
+            const float lo = __uint_as_float(xb[2 * q]), hi = __uint_as_float(xb[2 * q + 1]);
+            if (F == FPSIM_BF16) {
+                const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+                c[q % convert_fast_words<F>::W] = *reinterpret_cast<const uint32_t *>(&h);
+            } else {
+                const __half2 h = __floats2half2_rn(lo, hi);
+                c[q % convert_fast_words<F>::W] = *reinterpret_cast<const uint32_t *>(&h);
+            }
+        }
+    } else if (F == FPSIM_E2M1) {
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            c[q] = 0;
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            c[j / 4] |= fpsim_e2m1_rne_sat(xb[j]) << (8 * (j % 4));
+    } else {
+        constexpr int G = F == FPSIM_E5M2 || F == FPSIM_E2M3 || F == FPSIM_E3M2 ? F : FPSIM_E4M3;
+        float y[16];
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            y[j] = __uint_as_float(xb[j]);
+        uint32_t b[4];
+        fast_codes<G, 16>(y, s, b);
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            c[q % convert_fast_words<F>::W] = b[q];
+    }
+}
+
+#endif

@@ -169,6 +169,12 @@ __device__ __forceinline__ void tensor_values(const qargs &a, float t[6])
             double m = (double)amax;
             if (!isnan(m) && m < e) m = e;
             sc = __double2float_rn(__ddiv_rn((double)a.fp8max, m));
+            if (a.pow2) {
+                /* exp2f(floorf(log2f(sc))): sc is NaN or at least fp8max / FLT_MAX > 2^-126, so
+                 * the power is 2^l exactly for l in [-126, 127], or NaN / Inf */
+                const float l = floorf(fpsim_log2f_dev(sc));
+                sc = isfinite(l) ? __uint_as_float((uint32_t)((int)l + 127) << 23) : (l > 0.0f ? l : sc);
+            }
         }
         t[3] = sc;
         t[4] = sc;
@@ -537,13 +543,6 @@ fpsim_status geometry(geom *g, const fpsim_scheme *s, size_t rows, size_t cols, 
     if (axis != FPSIM_AXIS_ROWS && axis != FPSIM_AXIS_COLS)
         return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: axis %d is neither rows nor cols", axis);
     if (s->kind >= FPSIM_KIND_COUNT) return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: scheme kind %u", s->kind);
-    if (s->kind == FPSIM_KIND_MX &&
-        (s->rule == FPSIM_MX_MICROXCALING || (s->rule == FPSIM_MX_RCEIL && s->ao == FPSIM_AO_0_18)))
-        return fpsim_fail(FPSIM_EUNSUPPORTED, "gpu block quantize: rule=%s%s needs the C library's log2f, which the "
-                                              "GPU does not reproduce; use the CPU",
-                          fpsim_mx_rule_name(s->rule), s->rule == FPSIM_MX_RCEIL ? " with ao=0.18" : "");
-    if (s->kind == FPSIM_KIND_FP8_TENSOR && s->mode == FPSIM_TENSOR_TORCHAO && s->pow2)
-        return fpsim_fail(FPSIM_EUNSUPPORTED, "gpu block quantize: torchao pow2 scales use float log2; use the CPU");
     g->qrows = axis == FPSIM_AXIS_ROWS ? rows : cols;
     g->qcols = axis == FPSIM_AXIS_ROWS ? cols : rows;
     int fp4 = s->elem == FPSIM_E2M1;

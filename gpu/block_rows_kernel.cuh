@@ -21,7 +21,7 @@
 #include "elem_fixed.cuh"
 
 /* The MX element multiplier of scale code e when scaling is x * m (block_rules.cuh
- * fpsim_mx_scale_element_dev); *plain = 0 where that function divides instead. */
+ * fpsim_mx_scale_element_dev); *plain = 0 where that function divides or takes a NaN factor. */
 __device__ __forceinline__ float mx_plain_mult(uint32_t e, int rule, int ao, int *plain)
 {
     *plain = 1;
@@ -29,7 +29,11 @@ __device__ __forceinline__ float mx_plain_mult(uint32_t e, int rule, int ao, int
     if ((rule == FPSIM_MX_FLOOR || rule == FPSIM_MX_CEIL || rule == FPSIM_MX_EVEN) && ao == FPSIM_AO_0_18 &&
         (e == 0 || e == 255))
         *plain = 0;
-    if (rule == FPSIM_MX_GFLOAT && e == 255) *plain = 0;
+    if ((rule == FPSIM_MX_GFLOAT || rule == FPSIM_MX_MICROXCALING) && e == 255) *plain = 0;
+    if (rule == FPSIM_MX_RCEIL && ao == FPSIM_AO_0_18) {
+        if (e == 255) *plain = 0;
+        if (e == 0) return 1.0f; /* torchao 0.18's rcp of code 0 */
+    }
     return fpsim_e8m0_rcp_exact_dev(e);
 }
 

@@ -83,11 +83,49 @@ __device__ __forceinline__ uint32_t fpsim_e8m0_round_up_dev(float v, int satfini
     return code;
 }
 
-/* E8M0 code of a block (rules floor, ceil, even, rceil (ao=main), rceil-sat, gfloat; the host
- * rejects microxcaling and rceil with ao=0.18, which need the C library's log2f). */
+/* float32 log2 as the C library's log2f rounds it, for floor() and ceil() only: the scale rules
+ * that take floorf(log2f(x)) or ceilf(log2f(x)) (MX microxcaling, MX rceil under torchao 0.18,
+ * torchao's power-of-two FP8 scales) on the CPU. Returned: RN_float(log2(x)) with log2 evaluated
+ * in double precision (CUDA's log2 is within 1 ulp of double). Only the integer part after
+ * floor/ceil matters, and that depends on the float rounding only next to an integer k: whether
+ * log2(x) falls within half a float ulp of k. Those x lie next to powers of two, where log2(x) =
+ * k -+ delta with delta a near-multiple of 2^-23 / ln 2; no such value comes within 2^-40 of the
+ * half-ulp boundary (the fractional parts of ln(2) * 2^j for j <= 7 stay far from integers), so a
+ * double within 1 ulp rounds to the same float as any log2f with error below 0.5 ulp + 2^-17 ulp,
+ * glibc's included. tests/gpu/test_log2_rules.cu checks floor and ceil against the host's log2f
+ * over every positive float32. x = 0 gives -Inf, Inf gives Inf, NaN and x < 0 give NaN. */
+__device__ __forceinline__ float fpsim_log2f_dev(float x)
+{
+    if (!(x > 0.0f)) return x == 0.0f ? -INFINITY : __uint_as_float(0x7FC00000u);
+    if (x == INFINITY) return INFINITY;
+    return __double2float_rn(log2((double)x));
+}
+
+/* E8M0 code of a block (rules floor, ceil, even, rceil under both torchao versions, rceil-sat,
+ * gfloat, microxcaling). */
 __device__ __forceinline__ uint32_t fpsim_mx_scale_code_dev(float amax, int rule, int ao, int elem)
 {
     const int emax = fpsim_elem_emax_dev(elem);
+    if (rule == FPSIM_MX_RCEIL && ao == FPSIM_AO_0_18) {
+        /* torchao 0.18 _to_mx_rceil: descale = max_abs / max_pos (true division),
+         * clamp(ceil(log2(descale)), -127, 127) + 127; NaN -> 255, Inf -> 254. */
+        const float d = __fdiv_rn(amax, fpsim_elem_max_dev(elem));
+        if (isnan(d)) return 0xFF;
+        if (isinf(d)) return 0xFE;
+        float l = ceilf(fpsim_log2f_dev(d));
+        l = l < -127.0f ? -127.0f : (l > 127.0f ? 127.0f : l);
+        return (uint32_t)((int)l + 127);
+    }
+    if (rule == FPSIM_MX_MICROXCALING) {
+        /* microsoft/microxcaling: floor(log2(amax + 2^-126 [amax == 0])) in float, minus emax;
+         * above 127 (Inf) or NaN -> 255 */
+        const float l = floorf(fpsim_log2f_dev(amax == 0.0f ? __uint_as_float(0x00800000u) : amax));
+        if (isnan(l)) return 0xFF;
+        float u = l - (float)emax;
+        if (u > 127.0f) return 0xFF;
+        if (u < -127.0f) u = -127.0f;
+        return (uint32_t)((int)u + 127);
+    }
     if (rule == FPSIM_MX_RCEIL || rule == FPSIM_MX_RCEIL_SAT) {
         /* amax * fp32(1/max): a multiply by the FP32 reciprocal (torchao main, TE). */
         float d = __fmul_rn(amax, __frcp_rn(fpsim_elem_max_dev(elem)));
@@ -148,7 +186,15 @@ __device__ __forceinline__ float fpsim_mx_scale_element_dev(float x, uint32_t e,
         if (e == 255) return fpsim_div_x86(x, fpsim_u2f(0x7F800000u));
         return fpsim_mul_x86(x, fpsim_e8m0_rcp_exact_dev(e));
     }
-    if (rule == FPSIM_MX_GFLOAT && e == 255) return fpsim_div_x86(x, fpsim_u2f(0x7FC00000u));
+    if (rule == FPSIM_MX_RCEIL && ao == FPSIM_AO_0_18) {
+        /* torchao 0.18: code 255 multiplies by descale (amax / max: the NaN amax, which the
+         * caller's scale_of_tile made the CPU's quiet NaN), 0 by 1.0, others by 2^(127 - e) */
+        const float r = e == 255 ? fpsim_u2f(0x7FC00000u) : e == 0 ? 1.0f : fpsim_e8m0_rcp_exact_dev(e);
+        return fpsim_mul_x86(x, r);
+    }
+    /* gfloat and microxcaling: x / 2^shared_exp, so a NaN scale divides (the dividend's NaN wins) */
+    if ((rule == FPSIM_MX_GFLOAT || rule == FPSIM_MX_MICROXCALING) && e == 255)
+        return fpsim_div_x86(x, fpsim_u2f(0x7FC00000u));
     return fpsim_mul_x86(x, fpsim_e8m0_rcp_exact_dev(e));
 }
 

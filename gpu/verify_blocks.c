@@ -21,7 +21,7 @@
 #include "fpsim_gpu_verify.h"
 
 static const char *const scheme_texts[] = {
-    /* MX: every element format under every scale rule the GPU implements */
+    /* MX: every element format under every scale rule */
     "mxfp8-e4m3:rule=floor", "mxfp8-e4m3:rule=ceil", "mxfp8-e4m3:rule=even", "mxfp8-e4m3:rule=rceil",
     "mxfp8-e4m3:rule=rceil-sat", "mxfp8-e4m3:rule=gfloat", "mxfp8-e4m3:rule=floor,nan=ignore",
     "mxfp8-e4m3:rule=rceil-sat,nan=ignore", "mxfp8-e4m3:rule=floor,ao=0.18", "mxfp8-e4m3:rule=floor,tile=32x32",
@@ -29,7 +29,9 @@ static const char *const scheme_texts[] = {
     "mxfp8-e5m2:rule=rceil-sat", "mxfp8-e5m2:rule=even", "mxfp6-e2m3:rule=floor", "mxfp6-e2m3:rule=rceil-sat",
     "mxfp6-e2m3:rule=ceil", "mxfp6-e3m2:rule=floor", "mxfp6-e3m2:rule=rceil", "mxfp6-e3m2:rule=gfloat",
     "mxfp4:rule=floor", "mxfp4:rule=ceil", "mxfp4:rule=even", "mxfp4:rule=rceil", "mxfp4:rule=rceil-sat",
-    "mxfp4:rule=gfloat", "mxfp4:rule=floor,ao=0.18",
+    "mxfp4:rule=gfloat", "mxfp4:rule=floor,ao=0.18", "mxfp8-e4m3:rule=microxcaling", "mxfp8-e5m2:rule=microxcaling",
+    "mxfp6-e2m3:rule=microxcaling", "mxfp4:rule=microxcaling", "mxfp8-e4m3:rule=rceil,ao=0.18",
+    "mxfp6-e3m2:rule=rceil,ao=0.18", "mxfp4:rule=rceil,ao=0.18",
     /* NVFP4 */
     "nvfp4", "nvfp4:tile=16x16", "nvfp4:sr=1", "nvfp4:rht=1", "nvfp4:sr=1,rht=1", "nvfp4:nan=propagate",
     "nvfp4:chain=torchao", "nvfp4:chain=torchao-cuda", "nvfp4:chain=torchao,global=0",
@@ -40,6 +42,7 @@ static const char *const scheme_texts[] = {
     "fp8-block:tile=128x128,scale=deepgemm-ue8m0", "fp8-block:fmt=e5m2", "fp8-block:nan=propagate",
     /* per-tensor FP8 */
     "fp8-tensor", "fp8-tensor:pow2=1", "fp8-tensor:fmt=e5m2", "fp8-tensor:mode=delayed", "fp8-tensor:mode=torchao",
+    "fp8-tensor:mode=torchao,pow2=1", "fp8-tensor:mode=torchao,pow2=1,fmt=e5m2",
 };
 
 static double now_s(void)

@@ -2,7 +2,9 @@
  * and block quantizers against a device-to-device copy measured in the same run.
  *
  * Bytes are counted as the least a kernel must move: the input read once plus the codes and the
- * scales written once (scale codes for MX/NVFP4, FP32 scales for block FP8). GB/s = bytes / median
+ * scales written once (scale codes for MX/NVFP4, FP32 scales for block FP8; MX/NVFP4 buffers drop
+ * their FP32 copy of the scales, fpsim_gpu_qbuf_drop_scale_inv, unless --with-scale-inv, so the
+ * kernels store what is counted: from run 26 of gpu/RESULTS.md). GB/s = bytes / median
  * time; "of copy" = that over the copy's GB/s (a copy of the float32 input: bytes read + written).
  * Recipes that need a tensor-wide amax first (NVFP4's global scale, FP8 current scaling) are timed
  * twice: with the amax given as an input (as TransformerEngine receives it from the preceding op;
@@ -119,6 +121,7 @@ static void usage(FILE *out)
             "  --size RxC     tensor shape (default 16384x16384: 1 GiB of float32, 512 MiB of bf16)\n"
             "  --reps N       timed runs per figure, median taken (default 20)\n"
             "  --case TEXT    only the cases whose name contains TEXT (repeatable)\n"
+            "  --with-scale-inv  MX/NVFP4 also store the FP32 copy of each scale (not counted in bytes)\n"
             "  --json         one JSON object with every figure\n");
 }
 
@@ -132,7 +135,7 @@ static int matches(const char *name, const char **only, size_t nonly)
 
 int bench_quantize_gpu(int argc, char **argv)
 {
-    int json = 0, reps = 20;
+    int json = 0, reps = 20, with_scale_inv = 0;
     size_t rows = 16384, cols = 16384;
     const char *only[16];
     size_t nonly = 0;
@@ -162,6 +165,8 @@ int bench_quantize_gpu(int argc, char **argv)
             return FPSIM_EXIT_USAGE;
         else if (!strcmp(argv[i], "--json"))
             json = 1;
+        else if (!strcmp(argv[i], "--with-scale-inv"))
+            with_scale_inv = 1;
         else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q"))
             fpsim_cli_set_quiet(1);
         else
@@ -218,6 +223,7 @@ int bench_quantize_gpu(int argc, char **argv)
         r.rows = rows;
         r.cols = cols;
         double bytes, ms = 0;
+        int scale_inv_on = 0; /* the block case stores the FP32 scales too */
         if (!c->block) {
             st = element_spec(&r.spec, c->name);
             size_t code_bytes = fpsim_format_code_bytes((fpsim_format_id)r.spec.format);
@@ -232,6 +238,8 @@ int bench_quantize_gpu(int argc, char **argv)
             r.opt.global_amax_given = c->amax_given;
             r.opt.global_amax = 4.0f;
             if (st == FPSIM_OK) st = fpsim_gpu_qbuf_alloc(&r.buf, &r.scheme, rows, cols, c->axis);
+            if (st == FPSIM_OK && !with_scale_inv && r.buf.scale_codes) st = fpsim_gpu_qbuf_drop_scale_inv(&r.buf);
+            scale_inv_on = r.buf.scale_inv != NULL;
             bytes = block_bytes(&r.buf, &r.scheme, n, c->bf16);
             if (st == FPSIM_OK) st = fpsim_gpu_time_ms(&ms, run_block, &r, 3, reps);
             fpsim_gpu_qbuf_free(&r.buf);
@@ -250,9 +258,11 @@ int bench_quantize_gpu(int argc, char **argv)
         double gbps = bytes / (ms * 1e6);
         if (json) {
             printf("%s\n  {\"case\": \"%s\", \"input\": \"%s\", \"axis\": \"%s\", \"amax\": \"%s\", \"ms\": %.4f, "
-                   "\"bytes\": %.0f, \"gbps\": %.1f, \"frac_of_copy\": %.3f, \"gelem_per_s\": %.1f}",
+                   "\"bytes\": %.0f, \"gbps\": %.1f, \"frac_of_copy\": %.3f, \"gelem_per_s\": %.1f, "
+                   "\"scale_inv\": %s}",
                    first ? "" : ",", label, c->bf16 ? "bf16" : "f32", c->axis ? "cols" : "rows", amax, ms, bytes,
-                   gbps, gbps / copy_gbps, (double)n / (ms * 1e6));
+                   gbps, gbps / copy_gbps, (double)n / (ms * 1e6),
+                   scale_inv_on ? "true" : "false");
             first = 0;
         } else {
             printf("%-34s %-5s %-4s %-6s %9.3f %9.0f %7.1f%% %9.1f\n", label, c->bf16 ? "bf16" : "f32",

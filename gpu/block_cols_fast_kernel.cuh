@@ -172,7 +172,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     constexpr int FP4 = F == FPSIM_E2M1;
     static_assert(TC % 16 == 0 && TL <= LR && (!RHT || TC == 16) && (!SR || FP4), "kernel v8 shapes");
     float tv[6];
-    tensor_values(a, tv);
+    tensor_values<KIND>(a, tv);
     if (blockIdx.x == 0 && threadIdx.x == 0 && a.tvals && !a.amax_only)
         for (int i = 0; i < 4; i++)
             a.tvals[i] = tv[i];
@@ -269,7 +269,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);
             const uint32_t sc = r0 / TC;
             const size_t si = (size_t)srow * a.scols + sc;
-            a.scale_inv[si] = ts.inv;
+            if (a.scale_inv) a.scale_inv[si] = ts.inv;
             if (a.scale_codes) a.scale_codes[si] = (uint8_t)ts.code;
             if (!a.want_cublas) continue;
             if (KIND == FPSIM_KIND_FP8_BLOCK)

@@ -185,7 +185,7 @@ __global__ void __launch_bounds__(256, RHT ? 2 : 3) block_cols_kernel(qargs a, u
         if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);
         const uint32_t sc = k0 / TC;
         const size_t si = (size_t)srow * a.scols + sc;
-        a.scale_inv[si] = ts.inv;
+        if (a.scale_inv) a.scale_inv[si] = ts.inv;
         if (a.scale_codes) a.scale_codes[si] = (uint8_t)ts.code;
         if (!a.want_cublas) continue;
         if (a.kind == FPSIM_KIND_FP8_BLOCK)

@@ -126,9 +126,10 @@ __device__ __forceinline__ uint32_t abs_bits(float v, int nan_mode)
 /* Per-tensor values, the same in every thread, as formats/block_quantize.c fixes them before its
  * loop: t[0..3] = the fpsim_qtensor fields global_amax, s_enc, global_scale, tensor_scale (1.0 when
  * the kind has none), t[4] = the tensor's element multiplier (NVFP4 torchao 1/per_tensor_scale,
- * fp8-tensor scale), t[5] = NVFP4 TE S_dec. */
-__device__ __forceinline__ void tensor_values(const qargs &a, float t[6])
+ * fp8-tensor scale), t[5] = NVFP4 TE S_dec. KIND as scale_of_tile's (-1: a.kind). */
+template <int KIND = -1> __device__ __forceinline__ void tensor_values(const qargs &a, float t[6])
 {
+    const int kind = KIND < 0 ? a.kind : KIND;
     float amax = a.use_given ? a.gamax_given : (a.gamax ? __uint_as_float(*a.gamax) : 0.f);
     if (!a.use_given && fpsim_isnan_bits(__float_as_uint(amax))) amax = __uint_as_float(0x7FC00000u); /* C NAN */
     t[0] = amax;
@@ -137,7 +138,7 @@ __device__ __forceinline__ void tensor_values(const qargs &a, float t[6])
     t[3] = 1.f;
     t[4] = 1.f;
     t[5] = 1.f;
-    if (a.kind == FPSIM_KIND_NVFP4) {
+    if (kind == FPSIM_KIND_NVFP4) {
         if (a.chain == FPSIM_NVFP4_TE) {
             /* TE core_nvfp4.cuh: S_enc = fp32(448 * 6) / amax, fminf(., FLT_MAX) (NaN -> FLT_MAX),
              * 1.0 when amax is 0 or the quotient is 0 (Inf amax); S_dec = 1/S_enc. */
@@ -157,7 +158,7 @@ __device__ __forceinline__ void tensor_values(const qargs &a, float t[6])
             t[4] = rcp;
             t[5] = pts;
         }
-    } else if (a.kind == FPSIM_KIND_FP8_TENSOR) {
+    } else if (kind == FPSIM_KIND_FP8_TENSOR) {
         float sc = 1.0f;
         if (a.mode == FPSIM_TENSOR_CURRENT) {
             sc = fpsim_fp8_te_scale_dev(amax, a.fp8max, a.pow2, a.eps,
@@ -188,17 +189,21 @@ struct tile_scale {
     float mult;    /* element multiplier (NVFP4, FP8) */
 };
 
+/* KIND >= 0: the scheme kind known at compile time (the kernel carries only that kind's rules;
+ * kernel v6 lost 10-30% to the registers of the others, gpu/RESULTS.md run 27); -1: a.kind. */
+template <int KIND = -1>
 __device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t amax_bits, const float tv[6])
 {
+    const int kind = KIND < 0 ? a.kind : KIND;
     tile_scale s;
     /* a NaN amax under nan=propagate is the CPU's NAN constant (positive quiet NaN) */
     float amax = fpsim_isnan_bits(amax_bits) ? __uint_as_float(0x7FC00000u) : __uint_as_float(amax_bits);
     s.code = 0;
     s.mult = 1.f;
-    if (a.kind == FPSIM_KIND_MX) {
+    if (kind == FPSIM_KIND_MX) {
         s.code = fpsim_mx_scale_code_dev(amax, a.rule, a.ao, a.elem);
         s.inv = fpsim_e8m0_value_dev(s.code);
-    } else if (a.kind == FPSIM_KIND_NVFP4) {
+    } else if (kind == FPSIM_KIND_NVFP4) {
         float sb;
         if (a.chain == FPSIM_NVFP4_TE) {
             /* d = block_amax * (S_enc * fp32(1/6)), ONE rounding of the product; fminf(d, FLT_MAX). */
@@ -221,7 +226,7 @@ __device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t ama
             s.mult = fpsim_div_x86(tv[4], s.inv);
         else
             s.mult = fpsim_div_x86(1.0f, s.inv);
-    } else if (a.kind == FPSIM_KIND_FP8_BLOCK) {
+    } else if (kind == FPSIM_KIND_FP8_BLOCK) {
         if (a.fp8scale == FPSIM_FP8B_TE_POW2 || a.fp8scale == FPSIM_FP8B_TE_FP32) {
             float vinf = a.bf16_vinf ? __uint_as_float(0x7F7F0000u) : FLT_MAX;
             s.mult = fpsim_fp8_te_scale_dev(amax, a.fp8max, a.fp8scale == FPSIM_FP8B_TE_POW2, a.eps, vinf);
@@ -423,7 +428,7 @@ template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) blo
         if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);
         size_t sr_ = r / a.TR, sc_ = c / a.G;
         size_t si = sr_ * a.scols + sc_;
-        a.scale_inv[si] = ts.inv;
+        if (a.scale_inv) a.scale_inv[si] = ts.inv;
         if (a.scale_codes) a.scale_codes[si] = (uint8_t)ts.code;
         if (!a.want_cublas) continue;
         if (a.kind == FPSIM_KIND_FP8_BLOCK) {
@@ -620,6 +625,17 @@ extern "C" fpsim_status fpsim_gpu_qbuf_alloc(fpsim_gpu_qbuf *b, const fpsim_sche
     return st;
 }
 
+extern "C" fpsim_status fpsim_gpu_qbuf_drop_scale_inv(fpsim_gpu_qbuf *b)
+{
+    if (!b) return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_qbuf_drop_scale_inv: NULL buffer");
+    if (!b->scale_codes)
+        return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_qbuf_drop_scale_inv: only MX and NVFP4 buffers (which have scale "
+                                        "codes) can do without scale_inv");
+    fpsim_gpu_free(b->scale_inv);
+    b->scale_inv = NULL;
+    return FPSIM_OK;
+}
+
 extern "C" void fpsim_gpu_qbuf_free(fpsim_gpu_qbuf *b)
 {
     fpsim_gpu_free(b->codes);
@@ -671,6 +687,10 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     if (out->rows != rows || out->cols != cols || out->axis != o.axis || out->qrows != g.qrows)
         return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: buffers were allocated for another shape or axis");
     if (!fpsim_gpu_aligned16(x)) return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: input not 16-byte aligned");
+    if (!out->codes || (!out->scale_inv && !(s->kind == FPSIM_KIND_MX || s->kind == FPSIM_KIND_NVFP4)))
+        return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: %s is NULL (only MX and NVFP4 may leave out scale_inv, "
+                                        "their scale codes carry the scales)",
+                          out->codes ? "scale_inv" : "codes");
     qargs a;
     memset(&a, 0, sizeof a);
     if ((st = element_specs(&a.es, &a.e4m3, s)) != FPSIM_OK) return st;

@@ -103,7 +103,7 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
     if (KIND == FPSIM_KIND_NVFP4 && raw < FPSIM_F32_INF_BITS)
         out.ts = nvfp4_te_scale_finite(__uint_as_float(raw), te_mul, tv[5]);
     else
-        out.ts = scale_of_tile(a, raw, tv);
+        out.ts = scale_of_tile<KIND>(a, raw, tv);
     if (KIND == FPSIM_KIND_MX) out.ts.mult = mx_plain_mult(out.ts.code, a.rule, a.ao, &plain);
     constexpr int NW = code_words<F, 16>::W;
     uint32_t c[NW];
@@ -137,7 +137,7 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
             for (int o = O0; o < O1; o <<= 1)
                 am = max(am, __shfl_xor_sync(tile_mask, am, o));
             out.am = am;
-            out.ts = scale_of_tile(a, am, tv);
+            out.ts = scale_of_tile<KIND>(a, am, tv);
             plain = 1;
             if (KIND == FPSIM_KIND_MX) out.ts.mult = mx_plain_mult(out.ts.code, a.rule, a.ao, &plain);
         }
@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
     constexpr int FP4 = F == FPSIM_E2M1;
     constexpr uint32_t TC = 16u * (uint32_t)(L ? L : 1);
     float tv[6];
-    tensor_values(a, tv);
+    tensor_values<KIND>(a, tv);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         if (a.tvals)
             for (int i = 0; i < 4; i++)
@@ -241,7 +241,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
             /* The first lane of a tile writes its scale (and counts a zero-amax block). */
             if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);
             const uint32_t t = f / TC, row = f / cols, sc = (f - row * cols) / TC;
-            a.scale_inv[t] = ts.inv;
+            if (a.scale_inv) a.scale_inv[t] = ts.inv;
             if (a.scale_codes) a.scale_codes[t] = (uint8_t)ts.code;
             if (!a.want_cublas) continue;
             if (KIND == FPSIM_KIND_FP8_BLOCK)

@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(256) block_rows_kernel(qargs a, uint32_t n, ui
         /* The first lane of a tile writes its scale (and counts a zero-amax block). */
         if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);
         const uint32_t t = f / tc, row = f / cols, sc = (f - row * cols) / tc;
-        a.scale_inv[t] = ts.inv;
+        if (a.scale_inv) a.scale_inv[t] = ts.inv;
         if (a.scale_codes) a.scale_codes[t] = (uint8_t)ts.code;
         if (!a.want_cublas) continue;
         if (a.kind == FPSIM_KIND_FP8_BLOCK)

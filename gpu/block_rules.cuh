@@ -89,16 +89,44 @@ __device__ __forceinline__ uint32_t fpsim_e8m0_round_up_dev(float v, int satfini
  * in double precision (CUDA's log2 is within 1 ulp of double). Only the integer part after
  * floor/ceil matters, and that depends on the float rounding only next to an integer k: whether
  * log2(x) falls within half a float ulp of k. Those x lie next to powers of two, where log2(x) =
- * k -+ delta with delta a near-multiple of 2^-23 / ln 2; no such value comes within 2^-40 of the
- * half-ulp boundary (the fractional parts of ln(2) * 2^j for j <= 7 stay far from integers), so a
- * double within 1 ulp rounds to the same float as any log2f with error below 0.5 ulp + 2^-17 ulp,
- * glibc's included. tests/gpu/test_log2_rules.cu checks floor and ceil against the host's log2f
- * over every positive float32. x = 0 gives -Inf, Inf gives Inf, NaN and x < 0 give NaN. */
-__device__ __forceinline__ float fpsim_log2f_dev(float x)
+ * k -+ delta with delta close to a multiple of 2^-23 / ln 2, and for these to sit on a half-ulp
+ * boundary to double precision, ln(2) * 2^j (j <= 7) would need a fractional part within about
+ * 2^-28 of an integer, which it does not have; so the double, and any log2f whose error stays
+ * below about 0.5 ulp (glibc's), round to the same side. The argument is backed by the exhaustive
+ * check: tests/gpu/test_log2_rules.cu compares floor and ceil with the host's log2f on every
+ * positive float32 (0 differences, gpu/RESULTS.md run 24). x = 0 gives -Inf, Inf gives Inf, NaN
+ * and x < 0 give NaN. */
+static __device__ __noinline__ float fpsim_log2f_dev(float x)
 {
+    /* out of line (noinline): only the three rules above call it */
     if (!(x > 0.0f)) return x == 0.0f ? -INFINITY : __uint_as_float(0x7FC00000u);
     if (x == INFINITY) return INFINITY;
     return __double2float_rn(log2((double)x));
+}
+
+/* E8M0 code of a block under the two rules that take a float log2 (rceil with ao=0.18 or
+ * microxcaling), out of line: inlined, the division and the log2 call cost the kernels that
+ * carry every rule registers and speed (gpu/RESULTS.md runs 26-27). */
+static __device__ __noinline__ uint32_t fpsim_mx_scale_code_log2_dev(float amax, int rule, int emax, float elem_max)
+{
+    if (rule == FPSIM_MX_RCEIL) {
+        /* torchao 0.18 _to_mx_rceil: descale = max_abs / max_pos (true division),
+         * clamp(ceil(log2(descale)), -127, 127) + 127; NaN -> 255, Inf -> 254. */
+        const float d = __fdiv_rn(amax, elem_max);
+        if (isnan(d)) return 0xFF;
+        if (isinf(d)) return 0xFE;
+        float l = ceilf(fpsim_log2f_dev(d));
+        l = l < -127.0f ? -127.0f : (l > 127.0f ? 127.0f : l);
+        return (uint32_t)((int)l + 127);
+    }
+    /* microsoft/microxcaling: floor(log2(amax + 2^-126 [amax == 0])) in float, minus emax; above
+     * 127 (Inf) or NaN -> 255 */
+    const float l = floorf(fpsim_log2f_dev(amax == 0.0f ? __uint_as_float(0x00800000u) : amax));
+    if (isnan(l)) return 0xFF;
+    float u = l - (float)emax;
+    if (u > 127.0f) return 0xFF;
+    if (u < -127.0f) u = -127.0f;
+    return (uint32_t)((int)u + 127);
 }
 
 /* E8M0 code of a block (rules floor, ceil, even, rceil under both torchao versions, rceil-sat,
@@ -106,26 +134,8 @@ __device__ __forceinline__ float fpsim_log2f_dev(float x)
 __device__ __forceinline__ uint32_t fpsim_mx_scale_code_dev(float amax, int rule, int ao, int elem)
 {
     const int emax = fpsim_elem_emax_dev(elem);
-    if (rule == FPSIM_MX_RCEIL && ao == FPSIM_AO_0_18) {
-        /* torchao 0.18 _to_mx_rceil: descale = max_abs / max_pos (true division),
-         * clamp(ceil(log2(descale)), -127, 127) + 127; NaN -> 255, Inf -> 254. */
-        const float d = __fdiv_rn(amax, fpsim_elem_max_dev(elem));
-        if (isnan(d)) return 0xFF;
-        if (isinf(d)) return 0xFE;
-        float l = ceilf(fpsim_log2f_dev(d));
-        l = l < -127.0f ? -127.0f : (l > 127.0f ? 127.0f : l);
-        return (uint32_t)((int)l + 127);
-    }
-    if (rule == FPSIM_MX_MICROXCALING) {
-        /* microsoft/microxcaling: floor(log2(amax + 2^-126 [amax == 0])) in float, minus emax;
-         * above 127 (Inf) or NaN -> 255 */
-        const float l = floorf(fpsim_log2f_dev(amax == 0.0f ? __uint_as_float(0x00800000u) : amax));
-        if (isnan(l)) return 0xFF;
-        float u = l - (float)emax;
-        if (u > 127.0f) return 0xFF;
-        if (u < -127.0f) u = -127.0f;
-        return (uint32_t)((int)u + 127);
-    }
+    if ((rule == FPSIM_MX_RCEIL && ao == FPSIM_AO_0_18) || rule == FPSIM_MX_MICROXCALING)
+        return fpsim_mx_scale_code_log2_dev(amax, rule, emax, fpsim_elem_max_dev(elem));
     if (rule == FPSIM_MX_RCEIL || rule == FPSIM_MX_RCEIL_SAT) {
         /* amax * fp32(1/max): a multiply by the FP32 reciprocal (torchao main, TE). */
         float d = __fmul_rn(amax, __frcp_rn(fpsim_elem_max_dev(elem)));

@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
     __shared__ uint32_t warp_max[2][lay::WARPS][lay::NT]; /* double-buffered: one barrier per region */
     const fpsim_spec es = a.es;
     float tv[6];
-    tensor_values(a, tv);
+    tensor_values<T == 128 ? FPSIM_KIND_FP8_BLOCK : T == 32 ? FPSIM_KIND_MX : FPSIM_KIND_NVFP4>(a, tv);
     if (blockIdx.x == 0 && threadIdx.x == 0 && a.tvals)
         for (int i = 0; i < 4; i++) a.tvals[i] = tv[i];
     const int t = threadIdx.x, warp = t >> 5, my_tile = lay::tile(t);
@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
         if (a.hw_nvfp4_scale && raw < FPSIM_F32_INF_BITS)
             ts = nvfp4_te_scale_finite(__uint_as_float(raw), te_mul, tv[5]);
         else
-            ts = scale_of_tile(a, am, tv);
+            ts = scale_of_tile<T == 128 ? FPSIM_KIND_FP8_BLOCK : T == 32 ? FPSIM_KIND_MX : FPSIM_KIND_NVFP4>(a, am, tv);
         int plain = 1;
         if (a.kind == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
         const int fast = !clamp6 && tile_is_fast(a.fast_mode, raw, plain, ts.mult, elem_max);
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
         if (t >= lay::VR || (t % lay::L) != 0) continue;
         if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);
         const size_t si = (size_t)tile_row * a.scols + tile_col;
-        a.scale_inv[si] = ts.inv;
+        if (a.scale_inv) a.scale_inv[si] = ts.inv;
         if (a.scale_codes) a.scale_codes[si] = (uint8_t)ts.code;
         if (a.want_cublas && a.kind == FPSIM_KIND_FP8_BLOCK)
             a.cub32[(size_t)tile_row * a.cublas_cols + tile_col] = ts.inv; /* BLK128x128 */

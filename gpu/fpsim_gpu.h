@@ -150,7 +150,7 @@ typedef struct fpsim_gpu_qbuf {
     size_t rows, cols, qrows, qcols, code_stride, srows, scols, cublas_rows, cublas_cols;
     uint8_t *codes;        /* qrows x code_stride */
     uint8_t *scale_codes;  /* srows x scols (MX, NVFP4), else NULL */
-    float *scale_inv;      /* srows x scols */
+    float *scale_inv;      /* srows x scols (NULL after fpsim_gpu_qbuf_drop_scale_inv) */
     uint8_t *cublas_codes; /* cublas_rows x cublas_cols (MX, NVFP4), zero padding */
     float *cublas_f32;     /* cublas_rows x cublas_cols (block FP8), zero padding */
     float *tensor_values;  /* float[4]: global_amax, s_enc, global_scale, tensor_scale */
@@ -161,6 +161,10 @@ typedef struct fpsim_gpu_qbuf {
 
 fpsim_status fpsim_gpu_qbuf_alloc(fpsim_gpu_qbuf *b, const fpsim_scheme *s, size_t rows, size_t cols, int axis);
 void fpsim_gpu_qbuf_free(fpsim_gpu_qbuf *b);
+/* MX and NVFP4: free b->scale_inv and leave it NULL, so that the quantizer writes the codes and
+ * the scale codes only (what TE's kernels and cuBLAS use; the float copy of each scale is 4 more
+ * bytes per block to store). FPSIM_EINVAL for buffers without scale codes. */
+fpsim_status fpsim_gpu_qbuf_drop_scale_inv(fpsim_gpu_qbuf *b);
 
 /* Device pointers, queued on cuda_stream. x: rows x cols float32 (x_is_bf16 = 0) or bf16 bits
  * (x_is_bf16 = 1), row-major. `out` must come from fpsim_gpu_qbuf_alloc with the same scheme,

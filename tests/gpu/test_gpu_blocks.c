@@ -6,9 +6,83 @@
  * codes, scales, cuBLAS layouts, per-tensor values, the dequantized tensor and the statistics.
  * Without a CUDA device: prints "no CUDA device: skipped" and exits 77. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "fpsim_block.h"
 #include "fpsim_gpu.h"
 #include "fpsim_gpu_verify.h"
+
+/* The device buffers' codes and scale codes, copied to the host (caller frees). */
+static int fetch(const fpsim_gpu_qbuf *b, uint8_t **codes, uint8_t **scodes)
+{
+    size_t nc = b->qrows * b->code_stride, ns = b->srows * b->scols;
+    *codes = malloc(nc);
+    *scodes = malloc(ns);
+    return *codes && *scodes && fpsim_gpu_copy(*codes, b->codes, nc, 1) == FPSIM_OK &&
+           fpsim_gpu_copy(*scodes, b->scale_codes, ns, 1) == FPSIM_OK;
+}
+
+/* fpsim_gpu_qbuf_drop_scale_inv: MX and NVFP4 buffers without scale_inv get the same codes and
+ * scale codes as with it (whose bits verify compares with the CPU), on every kernel path the
+ * shapes reach (rows and cols, bf16 and float32); a block FP8 buffer cannot drop it, nor be
+ * quantized without it. Returns the number of failures. */
+static int check_codes_only(void)
+{
+    static const char *const schemes[] = {"mxfp8-e4m3", "mxfp4:rule=rceil-sat", "nvfp4", "nvfp4:sr=1,rht=1",
+                                          "mxfp8-e4m3:tile=32x32", "nvfp4:tile=16x16"};
+    const size_t rows = 256, cols = 512, n = rows * cols;
+    int fails = 0;
+    void *x = NULL;
+    if (fpsim_gpu_alloc(&x, n * 4) != FPSIM_OK || fpsim_gpu_fill_random_dev(x, n, 0, 5, 20) != FPSIM_OK) return 1;
+    for (size_t si = 0; si < sizeof schemes / sizeof *schemes; si++)
+        for (int axis = 0; axis < 2; axis++)
+            for (int bf16 = 0; bf16 < 2; bf16++) {
+                fpsim_scheme s;
+                fpsim_qopts o;
+                fpsim_qopts_default(&o);
+                o.axis = axis ? FPSIM_AXIS_COLS : FPSIM_AXIS_ROWS;
+                o.want = 0;
+                fpsim_gpu_qbuf full, lean;
+                uint8_t *c1 = NULL, *s1 = NULL, *c2 = NULL, *s2 = NULL;
+                int ok = fpsim_scheme_parse(&s, schemes[si]) == FPSIM_OK &&
+                         fpsim_gpu_qbuf_alloc(&full, &s, rows, cols, o.axis) == FPSIM_OK &&
+                         fpsim_gpu_qbuf_alloc(&lean, &s, rows, cols, o.axis) == FPSIM_OK &&
+                         fpsim_gpu_qbuf_drop_scale_inv(&lean) == FPSIM_OK && !lean.scale_inv &&
+                         fpsim_gpu_block_quantize_dev(&full, &s, x, bf16, rows, cols, &o, NULL) == FPSIM_OK &&
+                         fpsim_gpu_block_quantize_dev(&lean, &s, x, bf16, rows, cols, &o, NULL) == FPSIM_OK &&
+                         fpsim_gpu_sync() == FPSIM_OK && fetch(&full, &c1, &s1) && fetch(&lean, &c2, &s2);
+                if (!ok || memcmp(c1, c2, full.qrows * full.code_stride) || memcmp(s1, s2, full.srows * full.scols)) {
+                    printf("FAIL codes only: %s %s %s: %s\n", schemes[si], axis ? "cols" : "rows",
+                           bf16 ? "bf16" : "f32", ok ? "codes or scale codes differ" : fpsim_last_error());
+                    fails++;
+                }
+                free(c1), free(s1), free(c2), free(s2);
+                fpsim_gpu_qbuf_free(&full);
+                fpsim_gpu_qbuf_free(&lean);
+            }
+    /* block FP8 keeps its FP32 scales: no drop, no quantize without them */
+    fpsim_scheme s;
+    fpsim_qopts o;
+    fpsim_qopts_default(&o);
+    fpsim_gpu_qbuf b;
+    if (fpsim_scheme_parse(&s, "fp8-block") != FPSIM_OK || fpsim_gpu_qbuf_alloc(&b, &s, rows, cols, 0) != FPSIM_OK) {
+        fails++;
+    } else {
+        if (fpsim_gpu_qbuf_drop_scale_inv(&b) != FPSIM_EINVAL) fails += printf("FAIL: fp8-block dropped scale_inv\n") > 0;
+        float *keep = b.scale_inv;
+        b.scale_inv = NULL;
+        if (fpsim_gpu_block_quantize_dev(&b, &s, x, 0, rows, cols, &o, NULL) != FPSIM_EINVAL)
+            fails += printf("FAIL: fp8-block quantized with scale_inv NULL\n") > 0;
+        else
+            printf("expected error: %s\n", fpsim_last_error());
+        b.scale_inv = keep;
+        fpsim_gpu_qbuf_free(&b);
+    }
+    fpsim_gpu_free(x);
+    printf("codes only (scale_inv dropped): %s\n", fails ? "FAILED" : "same codes and scale codes on every path");
+    return fails;
+}
 
 static void show(const fpsim_gpu_check *row, void *ctx)
 {
@@ -33,5 +107,6 @@ int main(void)
         return 1;
     }
     printf("%llu mismatches in %d schemes\n", (unsigned long long)mism, bad);
-    return mism ? 1 : 0;
+    const int codes_only_fails = check_codes_only();
+    return mism || codes_only_fails ? 1 : 0;
 }

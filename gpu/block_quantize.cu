@@ -189,8 +189,9 @@ struct tile_scale {
     float mult;    /* element multiplier (NVFP4, FP8) */
 };
 
-/* KIND >= 0: the scheme kind known at compile time (the kernel carries only that kind's rules;
- * kernel v6 lost 10-30% to the registers of the others, gpu/RESULTS.md run 27); -1: a.kind. */
+/* KIND >= 0: the scheme kind known at compile time, so that the kernel carries only that kind's
+ * rules (kernels v6-v8; with every kind's code, v6's 64-register 128x128 CTAs ran 12% slower,
+ * gpu/RESULTS.md runs 26-31); -1: a.kind. */
 template <int KIND = -1>
 __device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t amax_bits, const float tv[6])
 {
@@ -253,13 +254,14 @@ __device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t ama
 }
 
 /* The scaled element, before the element cast. */
-__device__ __forceinline__ float scale_element(const qargs &a, float x, const tile_scale &ts)
+template <int KIND = -1> __device__ __forceinline__ float scale_element(const qargs &a, float x, const tile_scale &ts)
 {
-    if (a.kind == FPSIM_KIND_MX) return fpsim_mx_scale_element_dev(x, ts.code, a.rule, a.ao);
+    const int kind = KIND < 0 ? a.kind : KIND; /* as scale_of_tile's */
+    if (kind == FPSIM_KIND_MX) return fpsim_mx_scale_element_dev(x, ts.code, a.rule, a.ao);
     /* TE: x * enc with enc finite (plain C on the CPU: x's NaN); torch chains: mul_torch */
-    if (a.kind == FPSIM_KIND_NVFP4 && a.chain == FPSIM_NVFP4_TE) return fpsim_mul_x86(x, ts.mult);
+    if (kind == FPSIM_KIND_NVFP4 && a.chain == FPSIM_NVFP4_TE) return fpsim_mul_x86(x, ts.mult);
     float y = fpsim_mul_torch(x, ts.mult);
-    if (a.kind == FPSIM_KIND_NVFP4) y = fpsim_clamp_torch(y, -6.0f, 6.0f);
+    if (kind == FPSIM_KIND_NVFP4) y = fpsim_clamp_torch(y, -6.0f, 6.0f);
     return y;
 }
 

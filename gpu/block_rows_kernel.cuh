@@ -41,8 +41,8 @@ __device__ __forceinline__ float mx_plain_mult(uint32_t e, int rule, int ao, int
  * multiply each and no branch in the common case; the rare path (a NaN product, or a tile whose
  * rule is not a plain multiply, plain = 0) redoes the group with the exact emulation
  * (scale_element). NVFP4 chains other than TE clamp to +-6 (clamp6). Returns how many elements
- * saturate (0 unless a.counters is set). */
-template <int N>
+ * saturate (0 unless a.counters is set). KIND: the scheme kind if known at compile time, else -1. */
+template <int N, int KIND = -1>
 __device__ __forceinline__ uint32_t scale_group(const qargs &a, const float (&v)[N], float (&y)[N],
                                                 const tile_scale &ts, int plain, int clamp6,
                                                 float elem_max)
@@ -59,7 +59,7 @@ __device__ __forceinline__ uint32_t scale_group(const qargs &a, const float (&v)
         sat = 0;
 #pragma unroll
         for (int j = 0; j < N; j++) {
-            y[j] = scale_element(a, v[j], ts);
+            y[j] = scale_element<KIND>(a, v[j], ts);
             if (a.counters) sat += saturates(v[j], clamp6 ? fpsim_mul_torch(v[j], ts.mult) : y[j], elem_max);
         }
     }

@@ -82,6 +82,8 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
                                                                                            uint32_t cols)
 {
     constexpr int V = BF16 ? 8 : 4;
+    /* the tile side says the kind (block_tiles_kernel_pick): the kernel carries only its rules */
+    constexpr int KIND = T == 128 ? FPSIM_KIND_FP8_BLOCK : T == 32 ? FPSIM_KIND_MX : FPSIM_KIND_NVFP4;
     typedef fpsim_tiles_layout<T, V, WIDE ? 64 * V : 128> lay;
     static_assert(lay::K >= 1 && lay::K * lay::THREADS == T * lay::VR, "whole vectors per thread");
     static_assert(lay::THREADS % lay::VR == 0, "every vector of a thread in one column");
@@ -90,11 +92,11 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
     __shared__ uint32_t warp_max[2][lay::WARPS][lay::NT]; /* double-buffered: one barrier per region */
     const fpsim_spec es = a.es;
     float tv[6];
-    tensor_values<T == 128 ? FPSIM_KIND_FP8_BLOCK : T == 32 ? FPSIM_KIND_MX : FPSIM_KIND_NVFP4>(a, tv);
+    tensor_values<KIND>(a, tv);
     if (blockIdx.x == 0 && threadIdx.x == 0 && a.tvals)
         for (int i = 0; i < 4; i++) a.tvals[i] = tv[i];
     const int t = threadIdx.x, warp = t >> 5, my_tile = lay::tile(t);
-    const int clamp6 = a.kind == FPSIM_KIND_NVFP4 && a.chain != FPSIM_NVFP4_TE;
+    const int clamp6 = KIND == FPSIM_KIND_NVFP4 && a.chain != FPSIM_NVFP4_TE;
     const float elem_max = fpsim_elem_max_dev(a.elem);
     const float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f)); /* NVFP4 TE: S_enc * fp32(1/6) */
     const uint32_t nrc = cols / lay::RW, nreg = (rows / T) * nrc;
@@ -134,12 +136,12 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
         }
 
         tile_scale ts;
-        if (a.hw_nvfp4_scale && raw < FPSIM_F32_INF_BITS)
+        if (KIND == FPSIM_KIND_NVFP4 && a.hw_nvfp4_scale && raw < FPSIM_F32_INF_BITS)
             ts = nvfp4_te_scale_finite(__uint_as_float(raw), te_mul, tv[5]);
         else
-            ts = scale_of_tile<T == 128 ? FPSIM_KIND_FP8_BLOCK : T == 32 ? FPSIM_KIND_MX : FPSIM_KIND_NVFP4>(a, am, tv);
+            ts = scale_of_tile<KIND>(a, am, tv);
         int plain = 1;
-        if (a.kind == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
+        if (KIND == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
         const int fast = !clamp6 && tile_is_fast(a.fast_mode, raw, plain, ts.mult, elem_max);
         const uint32_t tile_row = r0 / T, tile_col = (c0 - (uint32_t)lay::col(t)) / T + (uint32_t)my_tile;
         uint32_t sat = 0;
@@ -161,11 +163,11 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
                 store_code_words<F, V>(c, row);
             } else {
                 /* Kernel v4's element arithmetic: scale_group (block_rows_kernel.cuh). */
-                sat += scale_group<V>(a, v, y, ts, plain, clamp6, elem_max);
+                sat += scale_group<V, KIND>(a, v, y, ts, plain, clamp6, elem_max);
                 round_store_group<F, FPSIM_RNE, FULL, V>(y, nullptr, es, row);
             }
             /* the tile's first vector in each row: the cuBLAS swizzled code of that row */
-            if (a.want_cublas && a.kind != FPSIM_KIND_FP8_BLOCK && (t % lay::L) == 0)
+            if (KIND != FPSIM_KIND_FP8_BLOCK && a.want_cublas && (t % lay::L) == 0)
                 a.cub8[swizzle128x4(r, tile_col, a.cublas_cols)] = (uint8_t)ts.code;
         }
         if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
@@ -175,7 +177,7 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
         const size_t si = (size_t)tile_row * a.scols + tile_col;
         if (a.scale_inv) a.scale_inv[si] = ts.inv;
         if (a.scale_codes) a.scale_codes[si] = (uint8_t)ts.code;
-        if (a.want_cublas && a.kind == FPSIM_KIND_FP8_BLOCK)
+        if (KIND == FPSIM_KIND_FP8_BLOCK && a.want_cublas)
             a.cub32[(size_t)tile_row * a.cublas_cols + tile_col] = ts.inv; /* BLK128x128 */
     }
 }

@@ -239,7 +239,7 @@ int bench_quantize_gpu(int argc, char **argv)
             r.opt.global_amax = 4.0f;
             if (st == FPSIM_OK) st = fpsim_gpu_qbuf_alloc(&r.buf, &r.scheme, rows, cols, c->axis);
             if (st == FPSIM_OK && !with_scale_inv && r.buf.scale_codes) st = fpsim_gpu_qbuf_drop_scale_inv(&r.buf);
-            scale_inv_on = r.buf.scale_inv != NULL;
+            scale_inv_on = st == FPSIM_OK && r.buf.scale_inv != NULL;
             bytes = block_bytes(&r.buf, &r.scheme, n, c->bf16);
             if (st == FPSIM_OK) st = fpsim_gpu_time_ms(&ms, run_block, &r, 3, reps);
             fpsim_gpu_qbuf_free(&r.buf);

@@ -21,9 +21,10 @@
  * pieces (a warp copies 512 contiguous bytes where it used to load 32-byte row pieces straight
  * into registers) into one of two buffers while the other is coded, then each lane reads its 16
  * rows from shared memory. Block FP8 columnwise went from 54% to 72% of the copy, MXFP8 from 41%
- * to 57% (runs 19-22). What limits it now is issue: about 11 integer-pipe instructions per
- * element, with 16 warps per SM (128 registers); 3 CTAs per SM (80 registers) and 3-4 buffers
- * were measured slower (runs 20-21).
+ * to 57% (runs 19-22), then to 79% and 74% once the kernel carried only its own kind's scale code
+ * (run 29 on). What limits it now is issue: about 10-11 integer-pipe instructions per element,
+ * with 16 warps per SM (128 registers); 3 CTAs per SM (80 registers) and 3-4 buffers were
+ * measured slower (runs 20-21).
  *
  * Per column the arithmetic is kernel v5's: the optional 16-point RHT (exact in FP32 when the
  * terms allow it, else the double-precision routine, as v5), the tile amax, the scale rule, the

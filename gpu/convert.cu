@@ -2,11 +2,15 @@
  *
  * Every element goes through fpsim_round_f32 / fpsim_round_f64 of formats/fpsim_core.h, the same
  * inline code the CPU emulators run, compiled here with -fmad=false (the core is integer-only, so
- * contraction could not change it anyway). The one exception is the hardware path: for specs that
- * convert exactly like PTX `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32` (fpsim_gpu_spec_has_hw_cvt) the
- * kernels issue that instruction on sm_89+; gpu-numerics.md §0.2 records that it matches NVIDIA's
- * software routine on every non-NaN float32 and writes 0x7F for every NaN, which is the `nv`
- * policy. `fpsim verify --device gpu` checks both paths against the CPU over all 2^32 inputs.
+ * contraction could not change it anyway). Two exceptions:
+ *  - the hardware path: for specs that convert exactly like PTX
+ *    `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32` (fpsim_gpu_spec_has_hw_cvt) the kernels issue that
+ *    instruction on sm_89+; gpu-numerics.md §0.2 records that it matches NVIDIA's software routine
+ *    on every non-NaN float32 and writes 0x7F for every NaN, which is the `nv` policy;
+ *  - the fast-vector kernel (convert_fast.cuh) for the other nearest-even specs that have a short
+ *    exact form on inputs free of NaN, Inf and overflow; other vectors still take the core.
+ * FPSIM_GPU_SOFTWARE_ONLY turns both off. `fpsim verify --device gpu` checks the core and the
+ * default path against the CPU over all 2^32 inputs (`--full`). */
  *
  * Work split: each thread takes VEC = 16 consecutive elements (16-byte loads of the source,
  * one 16-byte store of byte codes), in a grid-stride loop. Stochastic rounding draws one Philox

@@ -10,7 +10,7 @@
  *  - the fast-vector kernel (convert_fast.cuh) for the other nearest-even specs that have a short
  *    exact form on inputs free of NaN, Inf and overflow; other vectors still take the core.
  * FPSIM_GPU_SOFTWARE_ONLY turns both off. `fpsim verify --device gpu` checks the core and the
- * default path against the CPU over all 2^32 inputs (`--full`). */
+ * default path against the CPU over all 2^32 inputs (`--full`).
  *
  * Work split: each thread takes VEC = 16 consecutive elements (16-byte loads of the source,
  * one 16-byte store of byte codes), in a grid-stride loop. Stochastic rounding draws one Philox

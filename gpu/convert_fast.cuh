@@ -6,8 +6,8 @@
  * differ in nothing (they differ only in NaN, Inf and overflow codes, and in zero rules, which
  * convert_fast_mode refuses), so nearest-even is the short form of each format:
  *  - E4M3/E5M2: cvt.rn.satfinite (hw_cvt.cuh: `nv` on all 2^32 inputs), sm_89+;
- *  - E2M1: fpsim_e2m1_rne_sat; E2M3/E3M2: the lean nearest-even form (elem_fixed.cuh; both
- *    compared with the core over every float32 by tests/gpu/test_lean_rne.cu);
+ *  - E2M1: fpsim_e2m1_rne_sat; E2M3: fpsim_e2m3_rne_sat; E3M2: the lean nearest-even form
+ *    (elem_fixed.cuh; compared with the core by tests/gpu/test_lean_rne.cu);
  *  - BF16/F16: cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32, IEEE nearest-even with subnormals kept (no
  *    .ftz), which is what every BF16/F16 policy does to a finite value that does not overflow.
  * Any other vector goes element by element through the shared core, the definition itself.

@@ -118,6 +118,44 @@ __host__ __device__ __forceinline__ uint32_t fpsim_e2m1_rne_sat(uint32_t x)
     return ((x >> 28) & 8u) | mag;
 }
 
+/* E2M3 nearest-even of a NON-NaN float32, saturating at +-7.5 (code 31), by the same three
+ * magic-constant sums as fpsim_e2m1_rne_sat, one binade lower. E2M3's grid (bias 1): [0, 2) in
+ * quanta of 1/8 (subnormals and the first binade alike), [2, 4) in quanta of 1/4, [4, 7.5] in
+ * quanta of 1/2; so with t = |x|:
+ *  - c1 = bits(RN(t + 2^20)) - bits(2^20) = RNE(8t) (the sum's ulp is 1/8), the code on [0, 2];
+ *  - c2 = bits(RN(t + 2^21)) - bits(2^21) + 8 = RNE(4t) + 8, the code on [2, 4];
+ *  - c3 = bits(RN(t + 2^22)) - bits(2^22) + 16 = RNE(2t) + 16, the code on [4, inf).
+ * 8t <= 4t + 8 <= 2t + 16 for t <= 2 and the reverse orders hold past 2 and 4, RNE is monotone
+ * and commutes with adding an even integer, so the code is the smallest of the three, then 31 at
+ * most; ties go to even codes (the offsets are even). Large t and Inf make every difference far
+ * above 31. Used where the policy saturates, or on inputs of magnitude at most 7.5 (fast tiles and
+ * vectors); tests/gpu/test_lean_rne.cu compares it with the core on exactly those inputs. */
+__host__ __device__ __forceinline__ uint32_t fpsim_e2m3_rne_sat(uint32_t x)
+{
+#if defined(__CUDA_ARCH__)
+    const float t = fabsf(__uint_as_float(x));
+    const uint32_t c1 = __float_as_uint(__fadd_rn(t, 1048576.0f)) - 0x49800000u;
+    const uint32_t c2 = __float_as_uint(__fadd_rn(t, 2097152.0f)) - (0x4A000000u - 8u);
+    const uint32_t c3 = __float_as_uint(__fadd_rn(t, 4194304.0f)) - (0x4A800000u - 16u);
+#else
+    const uint32_t a = x & 0x7FFFFFFFu;
+    float t, s1, s2, s3;
+    uint32_t b1, b2, b3;
+    memcpy(&t, &a, 4);
+    s1 = t + 1048576.0f;
+    s2 = t + 2097152.0f;
+    s3 = t + 4194304.0f;
+    memcpy(&b1, &s1, 4);
+    memcpy(&b2, &s2, 4);
+    memcpy(&b3, &s3, 4);
+    const uint32_t c1 = b1 - 0x49800000u, c2 = b2 - (0x4A000000u - 8u), c3 = b3 - (0x4A800000u - 16u);
+#endif
+    uint32_t mag = c1 < c2 ? c1 : c2;
+    mag = mag < c3 ? mag : c3;
+    mag = mag < 31u ? mag : 31u;
+    return ((x >> 26) & 0x20u) | mag;
+}
+
 /* E2M1 stochastic rounding with 8 random bits (the top byte of rb, as the core's FPSIM_SR with
  * sr_bits = 8: NVFP4's byte per element) of a NON-NaN float32 under a saturating policy.
  *  - |x| >= 1: the core's q = floor((sig + r * 2^(d-32)) / 2^d) with d = 22 is the lean form

@@ -7,9 +7,9 @@
  *    __fmul_rn, and every NaN policy sees the same amax (the raw max of |x| bits);
  *  - the element cast only meets non-NaN inputs, where the policies of one format differ only in
  *    their overflow/Inf codes (saturating: all the same; otherwise nothing overflows), so it is
- *    cvt.rn.satfinite for E4M3/E5M2 (hw_cvt.cuh), fpsim_e2m1_rne_sat for E2M1 and the lean
- *    nearest-even form for E2M3/E3M2 (elem_fixed.cuh; both compared with the core over all
- *    inputs by tests/gpu/test_lean_rne.cu).
+ *    cvt.rn.satfinite for E4M3/E5M2 (hw_cvt.cuh), fpsim_e2m1_rne_sat for E2M1,
+ *    fpsim_e2m3_rne_sat for E2M3 (from run 32) and the lean nearest-even form for E3M2
+ *    (elem_fixed.cuh; all compared with the core by tests/gpu/test_lean_rne.cu).
  * Any other tile takes the kernels' exact path (scale_group and the shared core), which also
  * recomputes the amax under the scheme's NaN policy. */
 #ifndef FPSIM_FAST_TILE_CUH
@@ -87,6 +87,10 @@ __device__ __forceinline__ void fast_codes(const float (&y)[N], const fpsim_spec
 #pragma unroll
         for (int j = 0; j < N; j++)
             c[j / 8] |= fpsim_e2m1_rne_sat(__float_as_uint(y[j])) << (4 * (j % 8));
+    } else if (F == FPSIM_E2M3) { /* fast tiles never exceed 7.5 unless the policy saturates */
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            c[j / 4] |= fpsim_e2m3_rne_sat(__float_as_uint(y[j])) << (8 * (j % 4));
     } else {
         constexpr int G = F == FPSIM_E2M3 || F == FPSIM_E3M2 ? F : FPSIM_E2M3;
 #pragma unroll

@@ -3,7 +3,8 @@
  * for every spec the kernels send through it (E4M3, E5M2, E2M1, E2M3, E3M2 under RNE with no
  * full rules: nv, nv-nosat, torch, torch-sat, clamp, ml_dtypes, ...), and kernel v7's E2M1
  * saturating forms (fpsim_e2m1_rne_sat; fpsim_e2m1_sr8_sat, stochastic rounding with 8 random
- * bits, with three random bytes per input) over every non-NaN input for the policies they serve. The short form is a second
+ * bits, with three random bytes per input) over every non-NaN input for the policies they serve,
+ * and the E2M3 magic-sum form (fpsim_e2m3_rne_sat) on the inputs the fast cases give it. The short form is a second
  * algorithm (integer add on the float's bits for normal results, one FP32 add for results below
  * the smallest normal); the core, tested against measured values and ml_dtypes in tests/formats,
  * is the oracle. Runs on the host (no GPU needed): the device build of the same function differs
@@ -19,12 +20,24 @@
 
 struct lean_ctx {
     fpsim_spec spec;
+    int fast; /* E2M3_SAT: e2m3_fast_spec */
     unsigned long long bad[64];
     uint32_t first[64];
 };
 
-/* The E2M1 saturating form (fpsim_e2m1_rne_sat), compared on non-NaN inputs only. */
-enum { LEAN = 0, E2M1_SAT = 1, E2M1_SR8 = 2 };
+/* The E2M1 saturating form (fpsim_e2m1_rne_sat), compared on non-NaN inputs only; the E2M3 one
+ * (fpsim_e2m3_rne_sat) on the inputs the kernels give it (e2m3_fast_inputs). */
+enum { LEAN = 0, E2M1_SAT = 1, E2M1_SR8 = 2, E2M3_SAT = 3 };
+
+/* The E2M3 specs the kernels' fast cases serve (fast_tile.cuh fast_elem_mode): the standard
+ * fields and no zero rule; 2 when the policy saturates (every non-NaN input), 1 when only inputs
+ * of magnitude at most 7.5 reach the form, 0 for none. */
+static int e2m3_fast_spec(const fpsim_spec *s)
+{
+    if (!fpsim_elem_fixed_matches<FPSIM_E2M3>(s) || (s->flags & (FPSIM_SPEC_UNSIGNED_ZERO | FPSIM_SPEC_NEGZERO_IN_POS)))
+        return 0;
+    return s->ovf_pos == 0x1F && s->inf_pos == 0x1F && s->ovf_neg == 0x3F && s->inf_neg == 0x3F ? 2 : 1;
+}
 
 /* The random byte the SR sweep pairs with input x: three per input, 0x00, 0xFF and one that
  * varies with x (a multiplicative hash), so every byte value meets every exponent. */
@@ -45,6 +58,7 @@ template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
         for (uint64_t i = 0; i < ((uint64_t)1 << 26); i++) {
             const uint32_t x = (uint32_t)(x0 + i);
             if (FORM != LEAN && (x & 0x7FFFFFFFu) > 0x7F800000u) continue;
+            if (FORM == E2M3_SAT && c->fast == 1 && (x & 0x7FFFFFFFu) > 0x40F00000u) continue; /* |x| > 7.5 */
             if (FORM == E2M1_SR8) {
                 for (int k = 0; k < 3; k++) {
                     const uint32_t rb = sr_byte(x, k) << 24;
@@ -53,7 +67,9 @@ template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
                 continue;
             }
             const uint32_t want = fpsim_round_f32(x, &c->spec, 0);
-            const uint32_t got = FORM == LEAN ? fpsim_round_f32_rne_lean<F>(x, c->spec) : fpsim_e2m1_rne_sat(x);
+            const uint32_t got = FORM == LEAN       ? fpsim_round_f32_rne_lean<F>(x, c->spec)
+                                 : FORM == E2M3_SAT ? fpsim_e2m3_rne_sat(x)
+                                                    : fpsim_e2m1_rne_sat(x);
             if (want != got && !bad++) first = x;
         }
         c->bad[blk] = bad;
@@ -80,7 +96,9 @@ template <int F, int FORM> static int check_format(int *specs, const char *only)
             continue;
         if (FORM == LEAN && (fpsim_spec_full_rules(&c.spec) || !fpsim_elem_fixed_matches<F>(&c.spec)))
             continue; /* not the short form's */
-        if (FORM != LEAN && !e2m1_sat_spec(&c.spec)) continue;
+        if ((FORM == E2M1_SAT || FORM == E2M1_SR8) && !e2m1_sat_spec(&c.spec)) continue;
+        c.fast = FORM == E2M3_SAT ? e2m3_fast_spec(&c.spec) : 0;
+        if (FORM == E2M3_SAT && !c.fast) continue;
         fpsim_parallel_for(64, 1, sweep<F, FORM>, &c, 0);
         unsigned long long bad = 0;
         uint32_t first = 0;
@@ -91,11 +109,14 @@ template <int F, int FORM> static int check_format(int *specs, const char *only)
         printf("%-6s %-14s %s, %llu mismatches", fpsim_format_get((fpsim_format_id)F)->name, fpsim_policy_name(p),
                FORM == LEAN       ? "lean, 2^32 inputs"
                : FORM == E2M1_SAT ? "e2m1_rne_sat, every non-NaN input"
+               : FORM == E2M3_SAT ? (c.fast == 2 ? "e2m3_rne_sat, every non-NaN input" : "e2m3_rne_sat, |x| <= 7.5")
                                   : "e2m1_sr8_sat, every non-NaN input x 3 bytes",
                bad);
         if (bad && FORM != E2M1_SR8)
             printf(" (first: 0x%08x core 0x%x short 0x%x)", first, fpsim_round_f32(first, &c.spec, 0),
-                   FORM == LEAN ? fpsim_round_f32_rne_lean<F>(first, c.spec) : fpsim_e2m1_rne_sat(first));
+                   FORM == LEAN       ? fpsim_round_f32_rne_lean<F>(first, c.spec)
+                   : FORM == E2M3_SAT ? fpsim_e2m3_rne_sat(first)
+                                      : fpsim_e2m1_rne_sat(first));
         else if (bad)
             printf(" (first input: 0x%08x)", first);
         printf("\n");
@@ -118,6 +139,7 @@ int main(int argc, char **argv)
     failed += check_format<FPSIM_E3M2, LEAN>(&specs, only);
     failed += check_format<FPSIM_E2M1, E2M1_SAT>(&specs, only);
     failed += check_format<FPSIM_E2M1, E2M1_SR8>(&specs, only);
+    failed += check_format<FPSIM_E2M3, E2M3_SAT>(&specs, only);
     printf("%d specs, %d with mismatches\n", specs, failed);
     if (specs == 0) {
         printf("FAIL: no spec takes the short form (the test checks nothing)\n");

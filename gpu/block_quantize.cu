@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cp_async.cuh"
 #include "block_rules.cuh"
+#include "cp_async.cuh"
 #include "fast_tile.cuh"
 #include "fpsim_formats.h"
 #include "fpsim_qstats.h"
@@ -171,8 +171,9 @@ template <int KIND = -1> __device__ __forceinline__ void tensor_values(const qar
             if (!isnan(m) && m < e) m = e;
             sc = __double2float_rn(__ddiv_rn((double)a.fp8max, m));
             if (a.pow2) {
-                /* exp2f(floorf(log2f(sc))): sc is NaN or at least fp8max / FLT_MAX > 2^-126, so
-                 * the power is 2^l exactly for l in [-126, 127], or NaN / Inf */
+                /* exp2f(floorf(log2f(sc))). sc is NaN, 0 (an Inf amax), Inf (a zero amax under
+                 * eps = 0) or at least fp8max / FLT_MAX > 2^-126: exp2f gives NaN, 0, Inf, or 2^l
+                 * exactly for l in [-126, 127], which the bits below write */
                 const float l = floorf(fpsim_log2f_dev(sc));
                 sc = isfinite(l) ? __uint_as_float((uint32_t)((int)l + 127) << 23) : (l > 0.0f ? l : sc);
             }

@@ -79,6 +79,38 @@ template <int F> __host__ __device__ __forceinline__ uint32_t fpsim_round_f32_rn
     return a >= 0x7F800000u ? special : code;
 }
 
+/* The smallest of three magic-constant sums (the forms below): with t = |x| and M = 2^K, the
+ * codes bits(RN(t + M)) - bits(M), bits(RN(t + 2M)) - bits(2M) + STEP and bits(RN(t + 4M)) -
+ * bits(4M) + 2 STEP, then at most MAXC, with x's sign at bit SIGN. */
+template <int K, uint32_t STEP, uint32_t MAXC, int SIGN>
+__host__ __device__ __forceinline__ uint32_t fpsim_magic3_rne_sat(uint32_t x)
+{
+    constexpr uint32_t B1 = (uint32_t)(127 + K) << 23, B2 = B1 + (1u << 23), B3 = B2 + (1u << 23);
+    constexpr float M = (float)(1u << K);
+#if defined(__CUDA_ARCH__)
+    const float t = fabsf(__uint_as_float(x));
+    const uint32_t c1 = __float_as_uint(__fadd_rn(t, M)) - B1;
+    const uint32_t c2 = __float_as_uint(__fadd_rn(t, 2.0f * M)) - (B2 - STEP);
+    const uint32_t c3 = __float_as_uint(__fadd_rn(t, 4.0f * M)) - (B3 - 2u * STEP);
+#else
+    const uint32_t a = x & 0x7FFFFFFFu;
+    float t, s1, s2, s3;
+    uint32_t b1, b2, b3;
+    memcpy(&t, &a, 4);
+    s1 = t + M;
+    s2 = t + 2.0f * M;
+    s3 = t + 4.0f * M;
+    memcpy(&b1, &s1, 4);
+    memcpy(&b2, &s2, 4);
+    memcpy(&b3, &s3, 4);
+    const uint32_t c1 = b1 - B1, c2 = b2 - (B2 - STEP), c3 = b3 - (B3 - 2u * STEP);
+#endif
+    uint32_t mag = c1 < c2 ? c1 : c2;
+    mag = mag < c3 ? mag : c3;
+    mag = mag < MAXC ? mag : MAXC;
+    return ((x >> (31 - SIGN)) & (1u << SIGN)) | mag;
+}
+
 /* E2M1 nearest-even of a NON-NaN float32 under a saturating policy (overflow and Inf -> +-6,
  * -0 -> 0x8: nv, ml_dtypes, torchao, which differ only in NaN codes), written so that most of the
  * work is FP32 adds (the FMA pipe) rather than integer ALU instructions. With t = |x|:
@@ -94,28 +126,7 @@ template <int F> __host__ __device__ __forceinline__ uint32_t fpsim_round_f32_rn
  * with fpsim_round_f32 over every non-NaN float32. */
 __host__ __device__ __forceinline__ uint32_t fpsim_e2m1_rne_sat(uint32_t x)
 {
-#if defined(__CUDA_ARCH__)
-    const float t = fabsf(__uint_as_float(x));
-    const uint32_t c1 = __float_as_uint(__fadd_rn(t, 4194304.0f)) - 0x4A800000u;
-    const uint32_t c2 = __float_as_uint(__fadd_rn(t, 8388608.0f)) - (0x4B000000u - 2u);
-    const uint32_t c3 = __float_as_uint(__fadd_rn(t, 16777216.0f)) - (0x4B800000u - 4u);
-#else
-    const uint32_t a = x & 0x7FFFFFFFu;
-    float t, s1, s2, s3;
-    uint32_t b1, b2, b3;
-    memcpy(&t, &a, 4);
-    s1 = t + 4194304.0f;
-    s2 = t + 8388608.0f;
-    s3 = t + 16777216.0f;
-    memcpy(&b1, &s1, 4);
-    memcpy(&b2, &s2, 4);
-    memcpy(&b3, &s3, 4);
-    const uint32_t c1 = b1 - 0x4A800000u, c2 = b2 - (0x4B000000u - 2u), c3 = b3 - (0x4B800000u - 4u);
-#endif
-    uint32_t mag = c1 < c2 ? c1 : c2;
-    mag = mag < c3 ? mag : c3;
-    mag = mag < 7u ? mag : 7u;
-    return ((x >> 28) & 8u) | mag;
+    return fpsim_magic3_rne_sat<22, 2u, 7u, 3>(x);
 }
 
 /* E2M3 nearest-even of a NON-NaN float32, saturating at +-7.5 (code 31), by the same three
@@ -132,28 +143,7 @@ __host__ __device__ __forceinline__ uint32_t fpsim_e2m1_rne_sat(uint32_t x)
  * vectors); tests/gpu/test_lean_rne.cu compares it with the core on exactly those inputs. */
 __host__ __device__ __forceinline__ uint32_t fpsim_e2m3_rne_sat(uint32_t x)
 {
-#if defined(__CUDA_ARCH__)
-    const float t = fabsf(__uint_as_float(x));
-    const uint32_t c1 = __float_as_uint(__fadd_rn(t, 1048576.0f)) - 0x49800000u;
-    const uint32_t c2 = __float_as_uint(__fadd_rn(t, 2097152.0f)) - (0x4A000000u - 8u);
-    const uint32_t c3 = __float_as_uint(__fadd_rn(t, 4194304.0f)) - (0x4A800000u - 16u);
-#else
-    const uint32_t a = x & 0x7FFFFFFFu;
-    float t, s1, s2, s3;
-    uint32_t b1, b2, b3;
-    memcpy(&t, &a, 4);
-    s1 = t + 1048576.0f;
-    s2 = t + 2097152.0f;
-    s3 = t + 4194304.0f;
-    memcpy(&b1, &s1, 4);
-    memcpy(&b2, &s2, 4);
-    memcpy(&b3, &s3, 4);
-    const uint32_t c1 = b1 - 0x49800000u, c2 = b2 - (0x4A000000u - 8u), c3 = b3 - (0x4A800000u - 16u);
-#endif
-    uint32_t mag = c1 < c2 ? c1 : c2;
-    mag = mag < c3 ? mag : c3;
-    mag = mag < 31u ? mag : 31u;
-    return ((x >> 26) & 0x20u) | mag;
+    return fpsim_magic3_rne_sat<20, 8u, 31u, 5>(x);
 }
 
 /* E2M1 stochastic rounding with 8 random bits (the top byte of rb, as the core's FPSIM_SR with

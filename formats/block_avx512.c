@@ -360,7 +360,8 @@ static inline AVX512 void rht_tile(float tt[16][16], const float *restrict x, si
         __m512i mx = _mm512_setzero_si512(), mn = _mm512_set1_epi64(-1);
 #pragma GCC unroll 16
         for (int k = 0; k < 16; k++) {
-            __m512i u = _mm512_castpd_si512(v[k]);
+            /* + 0: a zero sum is +0 (fpsim_rht16) */
+            __m512i u = _mm512_castpd_si512(_mm512_add_pd(v[k], _mm512_setzero_pd()));
             const __m512i au = _mm512_and_si512(u, absm);
             mx = _mm512_max_epu64(mx, au);
             mn = _mm512_mask_min_epu64(mn, _mm512_test_epi64_mask(au, au), mn, au);

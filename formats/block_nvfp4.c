@@ -62,8 +62,10 @@ static int rht16_float(float y[16], const float x[16])
                 v[j + h] = a - b;
             }
     for (int j = 0; j < 16; j++) {
-        /* float -> BF16 RNE (results are normal or zero here) */
-        uint32_t u = f2u(v[j]);
+        /* float -> BF16 RNE (results are normal or zero here); + 0 makes a zero sum +0, as the
+         * tensor cores' FP32 accumulation of TE's BF16 matmul gives it (a -0 sum arises when
+         * every term is -0) */
+        uint32_t u = f2u(v[j] + 0.0f);
         u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
         y[j] = u2f(u);
     }
@@ -104,7 +106,8 @@ __attribute__((target("avx512f"))) static int rht16_avx512(float y[16], const fl
     a = _mm512_mask_sub_pd(_mm512_add_pd(a, ta), 0xF0, ta, a);
     b = _mm512_mask_sub_pd(_mm512_add_pd(b, tb), 0xF0, tb, b);
     /* h = 8: a = v[0..7], b = v[8..15] */
-    const __m512d lo = _mm512_add_pd(a, b), hi = _mm512_sub_pd(a, b);
+    const __m512d zero = _mm512_setzero_pd(); /* + 0: a zero sum is +0, as the float path */
+    const __m512d lo = _mm512_add_pd(_mm512_add_pd(a, b), zero), hi = _mm512_add_pd(_mm512_sub_pd(a, b), zero);
     /* double -> BF16 RNE at bit 45, as the scalar path; zero passes through unchanged */
     const __m512i emin = _mm512_set1_epi64(1023 - 126), emax = _mm512_set1_epi64(1023 + 127);
     const __m512i absm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll);
@@ -157,7 +160,7 @@ void fpsim_rht16(float y[16], const float x[16])
     for (int j = 0; j < 16; j++) {
         /* double -> BF16, one RNE rounding at bit 45 of the double's significand (7 fraction
          * bits kept); BF16-subnormal and non-finite results take the slow path */
-        double a = v[j];
+        double a = v[j] + 0.0; /* a zero sum is +0, as the float path */
         uint64_t u;
         memcpy(&u, &a, 8);
         uint64_t ea = (u >> 52) & 0x7FF;

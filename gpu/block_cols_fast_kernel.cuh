@@ -86,54 +86,20 @@ __device__ __forceinline__ float bf16_of_double(double d)
 /* The 16-point RHT of u[16] into out[16], each output rounded once to BF16, as formats/block_nvfp4.c
  * fpsim_rht16 (y_j = sum_i +-0.25 s_i u_i in double, in index order, then BF16). Where every partial
  * sum is exact, the order of the additions does not matter, so a fast Walsh-Hadamard transform
- * (4 adds per output) gives the same value:
- *  - in FP32 when the inputs are BF16 values (8 significant bits), none below 2^-124, whose
- *    exponents span at most 12 binades (8 + 12 + 4 carry bits <= 24): kernel v5's test;
+ * (4 adds per output and group) gives the same value:
+ *  - in FP32 when the inputs are BF16 values, none below 2^-124 or above 2^123, whose exponents
+ *    span at most 12 binades (rht16.cuh);
  *  - in FP64 when they span at most 41 binades (BF16 inputs) or 25 (FP32 inputs: 24 + 25 + 4 <=
  *    53), none subnormal or below 2^-124, none above 2^123 (no overflow);
  *  - otherwise (NaN, Inf, wider spans) the in-order double routine rht16_bf16, out of line. */
 template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[16], float (&out)[16])
 {
-    /* The largest and the smallest nonzero |u| bits (zero wraps to the top in bits - 1), and for
-     * FP32 inputs whether any is not a BF16 value: 2-4 integer instructions per element. */
-    uint32_t hi = 0, lo_m1 = 0xFFFFFFFFu, wide = 0;
-#pragma unroll
-    for (int i = 0; i < 16; i++) {
-        const uint32_t b = __float_as_uint(u[i]) & 0x7FFFFFFFu;
-        hi = max(hi, b);
-        lo_m1 = min(lo_m1, b - 1u);
-        if (!BF16) wide |= b & 0xFFFFu;
-    }
-    const uint32_t any = lo_m1 != 0xFFFFFFFFu; /* a nonzero input */
-    const uint32_t emax = hi >> 23, emin = any ? (lo_m1 + 1u) >> 23 : 255u;
-    const uint32_t nonfinite = emax == 255u, tiny = any && emin < 3u;
-    const uint32_t span = emax >= emin ? emax - emin : 0u;
-    if (!nonfinite && !tiny && emax <= 250u && !wide && span <= 12u) {
-        float w[16];
-#pragma unroll
-        for (int i = 0; i < 16; i++)
-            w[i] = __fmul_rn(u[i], 0.25f * rht_sign(i));
-#pragma unroll
-        for (int h = 1; h < 16; h <<= 1)
-#pragma unroll
-            for (int i = 0; i < 16; i++)
-                if ((i & h) == 0) {
-                    const float p = w[i], q = w[i + h];
-                    w[i] = __fadd_rn(p, q);
-                    w[i + h] = __fsub_rn(p, q);
-                }
-                /* + 0: a zero sum is +0, as in the in-order sums that start from +0 (CPU, kernel v5); then
-                 * nearest-even to BF16 by cvt.rn.bf16x2.f32 (no overflow here: the inputs are below 2^124) */
-#pragma unroll
-        for (int i = 0; i < 16; i += 2) {
-            const __nv_bfloat162 h = __floats2bfloat162_rn(__fadd_rn(w[i], 0.0f), __fadd_rn(w[i + 1], 0.0f));
-            const uint32_t hb = *reinterpret_cast<const uint32_t *>(&h);
-            out[i] = __uint_as_float(hb << 16);
-            out[i + 1] = __uint_as_float(hb & 0xFFFF0000u);
-        }
+    const rht16_range r = rht16_range_of<BF16>(u);
+    if (r.ok && r.span <= 12u) {
+        rht16_fp32(u, out);
         return;
     }
-    if (!nonfinite && !tiny && emax <= 250u && span <= (wide ? 25u : 41u)) {
+    if (r.in_range && r.span <= (r.bf16 ? 41u : 25u)) {
         double w[16];
 #pragma unroll
         for (int i = 0; i < 16; i++)

@@ -14,12 +14,6 @@
 #ifndef FPSIM_BLOCK_COLS_KERNEL_CUH
 #define FPSIM_BLOCK_COLS_KERNEL_CUH
 
-/* TE's 16-point RHT sign vector (formats/block_nvfp4.c fpsim_rht16). */
-__device__ __forceinline__ float rht_sign(int i)
-{
-    return ((0xD7E8u >> i) & 1u) ? -1.0f : 1.0f; /* -1 at i = 3, 5, 6, 7, 8, 9, 10, 12, 14, 15 */
-}
-
 /* Outputs h*8 .. h*8+7 of the 16-point RHT of u[16] (BF16 values held in floats), as
  * rht16_bf16 computes them: y_j = sum_i +-0.25 s_i u_i added in index order from +0, then one
  * rounding to BF16 (RNE). In FP32 that sum is exact when every nonzero u_i is finite with

@@ -25,6 +25,7 @@
 #include "fpsim_formats.h"
 #include "fpsim_qstats.h"
 #include "gpu_internal.cuh"
+#include "rht16.cuh"
 
 /* 1: rowwise 1 x TC tiles and per-tensor FP8 take kernel v7 (block_rows_fast_kernel.cuh) where
  * the scheme and element spec allow; 0: kernel v4 for them, as before v7. */

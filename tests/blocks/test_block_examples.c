@@ -217,6 +217,19 @@ static void rht_example(void)
     fpsim_rht16(y, v);
     for (int j = 0; j < 16; j++)
         TEST_CHECK_EQ_HEX(&tc, test_f32_bits(y[j]), 0x3E800000, "#28 output %d", j);
+    /* A zero sum is +0, as the FP32 accumulation of TE's BF16 matmul gives it, even when every
+     * input is -0 (a butterfly would give -0 + -0 = -0); and x - x is +0. */
+    float z[16], w[16];
+    for (int i = 0; i < 16; i++) {
+        z[i] = -0.0f;
+        w[i] = i < 2 ? 1.5f : -0.0f; /* outputs 0.25 (1.5 s_0 +- 1.5 s_1): 0.75 or 0 */
+    }
+    fpsim_rht16(y, z);
+    for (int j = 0; j < 16; j++)
+        TEST_CHECK_EQ_HEX(&tc, test_f32_bits(y[j]), 0x00000000, "RHT of -0 vectors: output %d", j);
+    fpsim_rht16(y, w);
+    for (int j = 0; j < 16; j++)
+        TEST_CHECK_EQ_HEX(&tc, test_f32_bits(y[j]), (j & 1) ? 0x00000000 : 0x3F400000, "RHT of (1.5, 1.5, -0, ...): output %d", j);
 }
 
 int main(void)

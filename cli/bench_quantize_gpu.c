@@ -115,13 +115,17 @@ static double block_bytes(const fpsim_gpu_qbuf *b, const fpsim_scheme *s, size_t
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: fpsim bench quantize --device gpu [--json] [--size RxC] [--reps N] [--case TEXT]\n\n"
+            "usage: fpsim bench quantize --device gpu [--json] [--size RxC] [--reps N] [--case TEXT]\n"
+            "                                         [--spread K]\n\n"
             "GB/s of the CUDA element conversions and block quantizers next to a device-to-device copy\n"
             "of the float32 input measured in the same run (bytes read + written; a kernel is counted\n"
             "for the least it must move: input once, codes and scales once).\n\n"
             "  --size RxC     tensor shape (default 16384x16384: 1 GiB of float32, 512 MiB of bf16)\n"
             "  --reps N       timed runs per figure, median taken (default 20)\n"
             "  --case TEXT    only the cases whose name contains TEXT (repeatable)\n"
+            "  --spread K     the random input: a bell-shaped value in (-2, 2) times 2^k, k drawn from\n"
+            "                 [-K, K] for each run of 64 elements (default 8; 0: one scale). Kernels\n"
+            "                 with data-dependent paths (the columnwise RHT) depend on it\n"
             "  --with-scale-inv  MX/NVFP4 also store the FP32 copy of each scale (not counted in bytes)\n"
             "  --json         one JSON object with every figure\n");
 }
@@ -136,7 +140,7 @@ static int matches(const char *name, const char **only, size_t nonly)
 
 int bench_quantize_gpu(int argc, char **argv)
 {
-    int json = 0, reps = 20, with_scale_inv = 0;
+    int json = 0, reps = 20, with_scale_inv = 0, spread = 8;
     size_t rows = 16384, cols = 16384;
     const char *only[16];
     size_t nonly = 0;
@@ -154,6 +158,10 @@ int bench_quantize_gpu(int argc, char **argv)
             long n;
             st = fpsim_cli_parse_int(v, "--reps", 1, 1000, &n);
             reps = (int)n;
+        } else if (VALUE("--spread")) {
+            long k;
+            st = fpsim_cli_parse_int(v, "--spread", 0, 100, &k);
+            spread = (int)k;
         } else if (VALUE("--case")) {
             if (nonly == sizeof only / sizeof *only) {
                 fpsim_cli_error(CMD, "too many --case options");
@@ -185,8 +193,8 @@ int bench_quantize_gpu(int argc, char **argv)
     if (st == FPSIM_OK) st = fpsim_gpu_alloc(&xb, n * 2);
     if (st == FPSIM_OK) st = fpsim_gpu_alloc(&dst, n * 4);
     if (st == FPSIM_OK) st = fpsim_gpu_alloc(&codes, n * 2);
-    if (st == FPSIM_OK) st = fpsim_gpu_fill_random_dev(xf, n, 0, 11, 8);
-    if (st == FPSIM_OK) st = fpsim_gpu_fill_random_dev(xb, n, 1, 12, 8);
+    if (st == FPSIM_OK) st = fpsim_gpu_fill_random_dev(xf, n, 0, 11, spread);
+    if (st == FPSIM_OK) st = fpsim_gpu_fill_random_dev(xb, n, 1, 12, spread);
     if (st == FPSIM_OK) st = fpsim_gpu_sync();
     run_ctx base;
     memset(&base, 0, sizeof base);
@@ -201,13 +209,14 @@ int bench_quantize_gpu(int argc, char **argv)
     }
     const double copy_gbps = 2.0 * (double)n * 4 / (copy_ms * 1e6);
     if (json)
-        printf("{\"benchmark\": \"quantize-gpu\", \"device\": \"%s\", \"rows\": %zu, \"cols\": %zu, \"reps\": %d,\n"
+        printf("{\"benchmark\": \"quantize-gpu\", \"device\": \"%s\", \"rows\": %zu, \"cols\": %zu, \"spread\": %d, \"reps\": %d,\n"
                " \"copy\": {\"bytes\": %zu, \"ms\": %.4f, \"gbps\": %.1f},\n \"results\": [",
-               dev, rows, cols, reps, 2 * n * 4, copy_ms, copy_gbps);
+               dev, rows, cols, spread, reps, 2 * n * 4, copy_ms, copy_gbps);
     else {
         printf("fpsim bench quantize --device gpu: %s\n", dev);
-        printf("tensor %zu x %zu; device-to-device copy of the float32 input: %.3f ms, %.0f GB/s (read + write)\n",
-               rows, cols, copy_ms, copy_gbps);
+        printf("tensor %zu x %zu (scale spread 2^+-%d per 64 elements); device-to-device copy of the float32\n"
+               "input: %.3f ms, %.0f GB/s (read + write)\n",
+               rows, cols, spread, copy_ms, copy_gbps);
         printf("%-34s %-5s %-4s %-6s %9s %9s %8s %9s\n", "case", "in", "axis", "amax", "ms", "GB/s", "of copy",
                "Gelem/s");
     }

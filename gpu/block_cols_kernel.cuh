@@ -165,10 +165,14 @@ __global__ void __launch_bounds__(256, RHT ? 2 : 3) block_cols_kernel(qargs a, u
 #pragma unroll
                 for (int j = 0; j < 8; j++) sat += fabsf(y[j]) > elem_max;
             uint32_t cw[code_words<F, 8>::W];
-            if constexpr (SR)
-                fast_codes_sr<8>(y, rb, cw);
-            else
+            if constexpr (SR) {
+                uint32_t kw[8];
+#pragma unroll
+                for (int j = 0; j < 8; j++) kw[j] = sr_magic_of_byte(rb[j]);
+                fast_codes_sr<8>(y, kw, cw);
+            } else {
                 fast_codes<F, 8>(y, es, cw);
+            }
             store_code_words<F, 8>(cw, dst);
         } else {
             sat = scale_group<8>(a, v, y, ts, plain, clamp6, elem_max);

@@ -41,18 +41,34 @@ __device__ __forceinline__ tile_scale nvfp4_te_scale_finite(float amax, float te
     return s;
 }
 
-/* NVFP4 SR random bytes of elements f .. f+15 (f % 16 == 0): the Philox block with counter f / 16
- * holds them all, element f+j in byte j % 4 of word j / 4 (fpsim_sr_word's definition, as
- * sr_bytes of kernel v4), each moved to bits 31..24. */
-__device__ __forceinline__ void sr_bytes16(uint32_t (&rb)[16], const qargs &a, uint32_t f)
+/* NVFP4 SR: the Philox block with counter f / 16 (f % 16 == 0) holds the random bytes of elements
+ * f .. f+15, element f+j in byte j % 4 of word j / 4 (fpsim_sr_word's definition, as sr_bytes of
+ * kernel v4). */
+__device__ __forceinline__ void sr_block16(uint32_t (&w)[4], const qargs &a, uint32_t f)
 {
     const uint32_t ctr[4] = {f >> 4, 0u, a.stream, 0u};
     const uint32_t key[2] = {(uint32_t)a.seed, (uint32_t)(a.seed >> 32)};
-    uint32_t w[4];
     fpsim_philox4x32_10(ctr, key, w);
+}
+
+/* Those bytes moved to bits 31..24 (the core's layout, for the exact path). */
+__device__ __forceinline__ void sr_bytes16(uint32_t (&rb)[16], const qargs &a, uint32_t f)
+{
+    uint32_t w[4];
+    sr_block16(w, a, f);
 #pragma unroll
     for (int j = 0; j < 16; j++)
         rb[j] = __byte_perm(w[j / 4], 0u, 0x0444u | (uint32_t)(j % 4) << 12);
+}
+
+/* The same bytes in the paired SR form's layout (fast_codes_sr): 0x4B000000 | byte, one PRMT each. */
+__device__ __forceinline__ void sr_magic16(uint32_t (&kw)[16], const qargs &a, uint32_t f)
+{
+    uint32_t w[4];
+    sr_block16(w, a, f);
+#pragma unroll
+    for (int j = 0; j < 16; j++)
+        kw[j] = __byte_perm(w[j / 4], 0x4B000000u, 0x7650u | (uint32_t)(j % 4));
 }
 
 /* Sixteen elements, and their packed codes with the count of saturated elements. */
@@ -119,9 +135,9 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
             for (int j = 0; j < 16; j++)
                 out.sat += fabsf(y[j]) > elem_max;
         if constexpr (SR) {
-            uint32_t rb[16];
-            sr_bytes16(rb, a, f);
-            fast_codes_sr<16>(y, rb, c);
+            uint32_t kw[16];
+            sr_magic16(kw, a, f);
+            fast_codes_sr<16>(y, kw, c);
         } else {
             fast_codes<F, 16>(y, a.es, c);
         }

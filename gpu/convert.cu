@@ -143,8 +143,9 @@ __global__ void __launch_bounds__(THREADS) convert_vec_kernel(void *codes, const
     }
 }
 
-/* Fast-vector kernel (convert_fast.cuh): nearest-even into format F; vectors with NaN, Inf or
- * (mode FAST_IF_NO_OVERFLOW) a magnitude above F's maximum take the core element by element. */
+/* Fast-vector kernel (convert_fast.cuh): nearest-even into format F; vectors with NaN, Inf, a
+ * magnitude above F's maximum (mode FAST_IF_NO_OVERFLOW) or one of 2^13 or more (FAST_SAT_SMALL)
+ * take the core element by element. */
 template <int K, int F>
 __global__ void __launch_bounds__(THREADS) convert_fast_kernel(void *codes, const void *x, size_t n_vec, fpsim_spec s,
                                                              int mode, uint64_t sweep_first)
@@ -162,7 +163,9 @@ __global__ void __launch_bounds__(THREADS) convert_fast_kernel(void *codes, cons
             raw = max(raw, xb[j] & 0x7FFFFFFFu);
         }
         uint32_t c[W];
-        if (raw < FPSIM_F32_INF_BITS && (mode == FAST_SATURATING || raw <= convert_fast_max_bits<F>())) {
+        if (raw < FPSIM_F32_INF_BITS &&
+            (mode == FAST_SATURATING ||
+             raw <= (mode == FAST_SAT_SMALL ? FPSIM_FAST_SMALL_MAX_BITS : convert_fast_max_bits<F>()))) {
             convert_fast_codes<F>(xb, s, c);
         } else {
 #pragma unroll

@@ -6,7 +6,8 @@
  * differ in nothing (they differ only in NaN, Inf and overflow codes, and in zero rules, which
  * convert_fast_mode refuses), so nearest-even is the short form of each format:
  *  - E4M3/E5M2: cvt.rn.satfinite (hw_cvt.cuh: `nv` on all 2^32 inputs), sm_89+;
- *  - E2M1: fpsim_e2m1_rne_sat; E2M3: fpsim_e2m3_rne_sat; E3M2: the lean nearest-even form
+ *  - E2M1: fpsim_e2m1x2_rne_sat_small, two elements at a time (vectors whose largest |x| is below
+ *    2^13, mode FAST_SAT_SMALL); E2M3: fpsim_e2m3_rne_sat; E3M2: the lean nearest-even form
  *    (elem_fixed.cuh; compared with the core by tests/gpu/test_lean_rne.cu);
  *  - BF16/F16: cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32, IEEE nearest-even with subnormals kept (no
  *    .ftz), which is what every BF16/F16 policy does to a finite value that does not overflow.
@@ -69,13 +70,12 @@ __device__ __forceinline__ void convert_fast_codes(const uint32_t (&xb)[16], con
                 c[q % convert_fast_words<F>::W] = *reinterpret_cast<const uint32_t *>(&h);
             }
         }
-    } else if (F == FPSIM_E2M1) {
+    } else if (F == FPSIM_E2M1) { /* |x| < 2^13 (FAST_SAT_SMALL): the paired form */
+        /* elements 4q + k and 4q + k + 2 as one pair: lanes 0 and 1 -> bytes k and k + 2 */
 #pragma unroll
         for (int q = 0; q < 4; q++)
-            c[q] = 0;
-#pragma unroll
-        for (int j = 0; j < 16; j++)
-            c[j / 4] |= fpsim_e2m1_rne_sat(xb[j]) << (8 * (j % 4));
+            c[q] = fpsim_e2m1x2_rne_sat_small(xb[4 * q], xb[4 * q + 2]) |
+                   fpsim_e2m1x2_rne_sat_small(xb[4 * q + 1], xb[4 * q + 3]) << 8;
     } else {
         constexpr int G = F == FPSIM_E5M2 || F == FPSIM_E2M3 || F == FPSIM_E3M2 ? F : FPSIM_E4M3;
         float y[16];

@@ -182,6 +182,137 @@ __host__ __device__ __forceinline__ uint32_t fpsim_e2m1_sr8_sat(uint32_t x, uint
     return ((x >> 28) & 8u) | mag;
 }
 
+/* ---- E2M1 two elements at a time --------------------------------------------------------------
+ * The magic-sum forms above end in about 7 integer instructions per element (the subtractions, the
+ * two mins, the clamp, the sign, the packing), and Hopper issues integer instructions at half the
+ * FP32 rate. When |x| < 2^13 every candidate code is below 2^15, so it is the low 16 bits of its
+ * sum (the constants' low 23 bits are zero): two elements' candidates then share one register,
+ * one per 16-bit lane (PRMT), and sm_90's 16x2 SIMD instructions (VIADDMNMX.U16x2, VIMNMX.U16x2)
+ * take the offset-and-min steps for both lanes at once. A PRMT that replicates each float's sign
+ * byte and one LOP3 add the signs: about 4 integer instructions per element. The host stand-ins
+ * below define what the three instructions compute, for tests/gpu/test_lean_rne.cu. */
+
+/* The low 16 bits of a (lane 0) and of b (lane 1). */
+__host__ __device__ __forceinline__ uint32_t fpsim_lo16_pair(uint32_t a, uint32_t b)
+{
+#if defined(__CUDA_ARCH__)
+    return __byte_perm(a, b, 0x5410u);
+#else
+    return (a & 0xFFFFu) | (b << 16);
+#endif
+}
+
+/* Per 16-bit lane: min(a + b, c) (no lane's sum exceeds 16 bits where this is used). */
+__host__ __device__ __forceinline__ uint32_t fpsim_addmin_u16x2(uint32_t a, uint32_t b, uint32_t c)
+{
+#if defined(__CUDA_ARCH__)
+    return __viaddmin_u16x2(a, b, c);
+#else
+    uint32_t r = 0;
+    for (int k = 0; k < 32; k += 16) {
+        const uint32_t t = ((a >> k) + (b >> k)) & 0xFFFFu, u = (c >> k) & 0xFFFFu;
+        r |= (t < u ? t : u) << k;
+    }
+    return r;
+#endif
+}
+
+/* Per 16-bit lane: min(a, b). */
+__host__ __device__ __forceinline__ uint32_t fpsim_min_u16x2(uint32_t a, uint32_t b)
+{
+#if defined(__CUDA_ARCH__)
+    return __vminu2(a, b);
+#else
+    return fpsim_addmin_u16x2(a, 0u, b);
+#endif
+}
+
+/* Lane 0 all ones when a's sign bit is set, lane 1 when b's is: prmt.b32 with selector 0xFFBB
+ * (bytes 3 and 7 with their sign replicated; PTX's default prmt mode). */
+__host__ __device__ __forceinline__ uint32_t fpsim_sign_pair(uint32_t a, uint32_t b)
+{
+#if defined(__CUDA_ARCH__)
+    uint32_t r;
+    asm("prmt.b32 %0, %1, %2, 0xFFBB;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+#else
+    return ((a >> 31) ? 0x0000FFFFu : 0u) | ((b >> 31) ? 0xFFFF0000u : 0u);
+#endif
+}
+
+/* E2M1 nearest-even of two NON-NaN float32 a and b with |a|, |b| < 2^13 under a saturating
+ * policy: fpsim_e2m1_rne_sat's codes, a's in bits 0..3 and b's in bits 16..19 (0 elsewhere). The
+ * same three sums per element; below 2^13 the candidates are RNE(2t) <= 2^14, RNE(t) + 2 and
+ * RNE(t/2) + 4, so no lane overflows. tests/gpu/test_lean_rne.cu compares both lanes with
+ * fpsim_round_f32 on every non-NaN input below 2^13. */
+__host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_rne_sat_small(uint32_t a, uint32_t b)
+{
+#if defined(__CUDA_ARCH__)
+    const float ta = fabsf(__uint_as_float(a)), tb = fabsf(__uint_as_float(b));
+    const uint32_t p1 = fpsim_lo16_pair(__float_as_uint(__fadd_rn(ta, 4194304.0f)), __float_as_uint(__fadd_rn(tb, 4194304.0f)));
+    const uint32_t p2 = fpsim_lo16_pair(__float_as_uint(__fadd_rn(ta, 8388608.0f)), __float_as_uint(__fadd_rn(tb, 8388608.0f)));
+    const uint32_t p3 = fpsim_lo16_pair(__float_as_uint(__fadd_rn(ta, 16777216.0f)), __float_as_uint(__fadd_rn(tb, 16777216.0f)));
+#else
+    const uint32_t aa = a & 0x7FFFFFFFu, ab = b & 0x7FFFFFFFu;
+    float ta, tb;
+    memcpy(&ta, &aa, 4);
+    memcpy(&tb, &ab, 4);
+    const float s[6] = {ta + 4194304.0f, tb + 4194304.0f, ta + 8388608.0f, tb + 8388608.0f, ta + 16777216.0f, tb + 16777216.0f};
+    uint32_t sb[6];
+    memcpy(sb, s, sizeof sb);
+    const uint32_t p1 = fpsim_lo16_pair(sb[0], sb[1]), p2 = fpsim_lo16_pair(sb[2], sb[3]), p3 = fpsim_lo16_pair(sb[4], sb[5]);
+#endif
+    uint32_t m = fpsim_addmin_u16x2(p2, 0x00020002u, p1); /* min(RNE(2t), RNE(t) + 2) */
+    m = fpsim_addmin_u16x2(p3, 0x00040004u, m);           /* and RNE(t/2) + 4 */
+    m = fpsim_min_u16x2(m, 0x00070007u);                  /* saturate at 6 (code 7) */
+    return m | (fpsim_sign_pair(a, b) & 0x00080008u);
+}
+
+/* E2M1 stochastic rounding with 8 random bits of two NON-NaN float32 a and b with |a|, |b| < 2^13
+ * under a saturating policy: fpsim_e2m1_sr8_sat's codes, paired as above. ka, kb: the float
+ * 2^23 + byte (bits 0x4B000000 | byte), byte = the element's random byte. With t = |x| and
+ * u = byte / 256, the core's code is floor(2t + u) on [0, 2) (quanta of 0.5, subnormals alike),
+ * floor(t + u) + 2 on [2, 4) and floor(t/2 + u) + 4 above, 7 at most: the smallest of the three
+ * (as the nearest-even candidates: 2t <= t + 2 <= t/2 + 4 up to t = 2, the reverse past 2 and
+ * 4, and floor(z + u) is monotone in z). Each is floor((2^k t + byte) / 256), k = 9, 8, 7, by
+ * two sums rounded toward zero: RZ(2^k t + 2^23 + byte) = 2^23 + floor(2^k t) + byte (ulp 1 there,
+ * one rounding in the FMA; 2^k t < 2^22), then adding 2^31 - 2^23 (8 significant bits, exact)
+ * lands in [2^31, 2^32), whose ulp is 256, so the RZ sum's bits minus 2^31's are
+ * floor((floor(2^k t) + byte) / 256) = floor(2^k t / 256 + u). The host build computes the
+ * same sums and must run with the rounding mode set to toward-zero (fesetround(FE_TOWARDZERO);
+ * 2^k t is exact in any mode). */
+__host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_sr8_sat_small(uint32_t a, uint32_t b, uint32_t ka,
+                                                                      uint32_t kb)
+{
+    constexpr float TOP = 2139095040.0f; /* 2^31 - 2^23 */
+#if defined(__CUDA_ARCH__)
+    const float ta = fabsf(__uint_as_float(a)), tb = fabsf(__uint_as_float(b));
+    const float fa = __uint_as_float(ka), fb = __uint_as_float(kb);
+    const uint32_t p1 = fpsim_lo16_pair(__float_as_uint(__fadd_rz(__fmaf_rz(ta, 512.0f, fa), TOP)),
+                                        __float_as_uint(__fadd_rz(__fmaf_rz(tb, 512.0f, fb), TOP)));
+    const uint32_t p2 = fpsim_lo16_pair(__float_as_uint(__fadd_rz(__fmaf_rz(ta, 256.0f, fa), TOP)),
+                                        __float_as_uint(__fadd_rz(__fmaf_rz(tb, 256.0f, fb), TOP)));
+    const uint32_t p3 = fpsim_lo16_pair(__float_as_uint(__fadd_rz(__fmaf_rz(ta, 128.0f, fa), TOP)),
+                                        __float_as_uint(__fadd_rz(__fmaf_rz(tb, 128.0f, fb), TOP)));
+#else
+    const uint32_t aa = a & 0x7FFFFFFFu, ab = b & 0x7FFFFFFFu;
+    float ta, tb, fa, fb;
+    memcpy(&ta, &aa, 4);
+    memcpy(&tb, &ab, 4);
+    memcpy(&fa, &ka, 4);
+    memcpy(&fb, &kb, 4);
+    const float s[6] = {(ta * 512.0f + fa) + TOP, (tb * 512.0f + fb) + TOP, (ta * 256.0f + fa) + TOP,
+                        (tb * 256.0f + fb) + TOP, (ta * 128.0f + fa) + TOP, (tb * 128.0f + fb) + TOP};
+    uint32_t sb[6];
+    memcpy(sb, s, sizeof sb);
+    const uint32_t p1 = fpsim_lo16_pair(sb[0], sb[1]), p2 = fpsim_lo16_pair(sb[2], sb[3]), p3 = fpsim_lo16_pair(sb[4], sb[5]);
+#endif
+    uint32_t m = fpsim_addmin_u16x2(p2, 0x00020002u, p1);
+    m = fpsim_addmin_u16x2(p3, 0x00040004u, m);
+    m = fpsim_min_u16x2(m, 0x00070007u);
+    return m | (fpsim_sign_pair(a, b) & 0x00080008u);
+}
+
 /* float32 bits -> code: fpsim_round_f32_mode(x, s, rbits, MODE, FULL) with F's format fields as
  * constants (F = -1: the spec as given); RNE without full rules takes the form above. */
 template <int F, int MODE, int FULL>

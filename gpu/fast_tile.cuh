@@ -7,7 +7,8 @@
  *    __fmul_rn, and every NaN policy sees the same amax (the raw max of |x| bits);
  *  - the element cast only meets non-NaN inputs, where the policies of one format differ only in
  *    their overflow/Inf codes (saturating: all the same; otherwise nothing overflows), so it is
- *    cvt.rn.satfinite for E4M3/E5M2 (hw_cvt.cuh), fpsim_e2m1_rne_sat for E2M1,
+ *    cvt.rn.satfinite for E4M3/E5M2 (hw_cvt.cuh), the paired fpsim_e2m1x2_*_small forms for E2M1
+ *    (whose fast tiles stay below 2^13: FAST_SAT_SMALL),
  *    fpsim_e2m3_rne_sat for E2M3 (from run 32) and the lean nearest-even form for E3M2
  *    (elem_fixed.cuh; all compared with the core by tests/gpu/test_lean_rne.cu).
  * Any other tile takes the kernels' exact path (scale_group and the shared core), which also
@@ -21,15 +22,19 @@
 #include "elem_fixed.cuh"
 #include "hw_cvt.cuh"
 
-/* qargs.fast_mode: whether and how tiles may take the fast case. */
-enum { FAST_NEVER = 0, FAST_SATURATING = 1, FAST_IF_NO_OVERFLOW = 2 };
+/* qargs.fast_mode: whether and how tiles may take the fast case. FAST_SAT_SMALL: the policy
+ * saturates, but the fast form (E2M1's paired forms) needs every scaled magnitude below 2^13, so
+ * a tile whose RN(amax * |mult|) reaches 2^13 (a saturated NVFP4 scale, an amax given too small)
+ * takes the exact path. */
+enum { FAST_NEVER = 0, FAST_SATURATING = 1, FAST_IF_NO_OVERFLOW = 2, FAST_SAT_SMALL = 3 };
+#define FPSIM_FAST_SMALL_MAX_BITS 0x45FFFFFFu /* the largest float32 below 2^13 */
 
 /* The fast mode of element spec es (host): the format's standard fields, no zero rule,
  * nearest-even (or E2M1 stochastic rounding with 8 random bits); E4M3/E5M2 need the hardware cvt
  * (sm_89+, hw != 0). */
 inline int fast_elem_mode(const fpsim_spec *es, int hw)
 {
-    /* stochastic rounding: E2M1 with a byte per element only (fpsim_e2m1_sr8_sat) */
+    /* stochastic rounding: E2M1 with a byte per element only (fpsim_e2m1x2_sr8_sat_small) */
     const int sr8 = es->round == FPSIM_SR && es->format == FPSIM_E2M1 && es->sr_bits == 8;
     if ((es->round != FPSIM_RNE && !sr8) || !es->is_signed ||
         (es->flags & (FPSIM_SPEC_UNSIGNED_ZERO | FPSIM_SPEC_NEGZERO_IN_POS)))
@@ -44,8 +49,8 @@ inline int fast_elem_mode(const fpsim_spec *es, int hw)
     case FPSIM_E5M2:
         if (!hw || !fpsim_elem_fixed_matches<FPSIM_E5M2>(es)) return FAST_NEVER;
         return sat ? FAST_SATURATING : FAST_IF_NO_OVERFLOW;
-    case FPSIM_E2M1: /* fpsim_e2m1_rne_sat saturates: only saturating policies */
-        return fpsim_elem_fixed_matches<FPSIM_E2M1>(es) && sat ? FAST_SATURATING : FAST_NEVER;
+    case FPSIM_E2M1: /* the paired forms saturate: only saturating policies */
+        return fpsim_elem_fixed_matches<FPSIM_E2M1>(es) && sat ? FAST_SAT_SMALL : FAST_NEVER;
     case FPSIM_E2M3:
         if (!fpsim_elem_fixed_matches<FPSIM_E2M3>(es)) return FAST_NEVER;
         return sat ? FAST_SATURATING : FAST_IF_NO_OVERFLOW;
@@ -61,8 +66,10 @@ inline int fast_elem_mode(const fpsim_spec *es, int hw)
 __device__ __forceinline__ int tile_is_fast(int mode, uint32_t raw, int plain, float mult, float elem_max)
 {
     const float m = fabsf(mult);
-    return mode != FAST_NEVER && raw < FPSIM_F32_INF_BITS && plain && m <= FLT_MAX &&
-           (mode == FAST_SATURATING || __fmul_rn(__uint_as_float(raw), m) <= elem_max);
+    if (mode == FAST_NEVER || raw >= FPSIM_F32_INF_BITS || !plain || !(m <= FLT_MAX)) return 0;
+    if (mode == FAST_SATURATING) return 1;
+    const float top = __fmul_rn(__uint_as_float(raw), m); /* no |x * mult| of the tile exceeds it */
+    return mode == FAST_SAT_SMALL ? top < 8192.0f : top <= elem_max;
 }
 
 /* Words holding N codes of format F: 8 nibbles (E2M1) or 4 bytes a word. */
@@ -83,6 +90,14 @@ __device__ __forceinline__ void fast_codes(const float (&y)[N], const fpsim_spec
 #pragma unroll
         for (int j = 0; j < N; j += 2)
             c[j / 4] |= fpsim_hw_cvt_pair(y[j], y[j + 1], F == FPSIM_E5M2) << (8 * (j % 4));
+    } else if (F == FPSIM_E2M1 && N % 8 == 0) { /* fast tiles of E2M1 are below 2^13 (FAST_SAT_SMALL) */
+        /* elements j and j + 4 of each 8 as one pair: lane 0 -> nibble j, lane 1 -> nibble j + 4 */
+#pragma unroll
+        for (int q = 0; q < N / 8; q++)
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                c[q] |= fpsim_e2m1x2_rne_sat_small(__float_as_uint(y[8 * q + k]), __float_as_uint(y[8 * q + k + 4]))
+                        << (4 * k);
     } else if (F == FPSIM_E2M1) {
 #pragma unroll
         for (int j = 0; j < N; j++)
@@ -99,17 +114,28 @@ __device__ __forceinline__ void fast_codes(const float (&y)[N], const fpsim_spec
     }
 }
 
-/* The same for E2M1 under stochastic rounding: rb[j] holds element j's random byte in bits 31..24. */
+/* The same for E2M1 under stochastic rounding (N a multiple of 8, every |y| below 2^13):
+ * kw[j] = 0x4B000000 | element j's random byte (sr_magic_of_byte), the paired form's input. */
 template <int N>
-__device__ __forceinline__ void fast_codes_sr(const float (&y)[N], const uint32_t (&rb)[N],
+__device__ __forceinline__ void fast_codes_sr(const float (&y)[N], const uint32_t (&kw)[N],
                                               uint32_t (&c)[code_words<FPSIM_E2M1, N>::W])
 {
+    static_assert(N % 8 == 0, "whole words of nibbles");
 #pragma unroll
-    for (int q = 0; q < code_words<FPSIM_E2M1, N>::W; q++)
+    for (int q = 0; q < N / 8; q++) {
         c[q] = 0;
 #pragma unroll
-    for (int j = 0; j < N; j++)
-        c[j / 8] |= fpsim_e2m1_sr8_sat(__float_as_uint(y[j]), rb[j]) << (4 * (j % 8));
+        for (int k = 0; k < 4; k++)
+            c[q] |= fpsim_e2m1x2_sr8_sat_small(__float_as_uint(y[8 * q + k]), __float_as_uint(y[8 * q + k + 4]),
+                                               kw[8 * q + k], kw[8 * q + k + 4])
+                    << (4 * k);
+    }
+}
+
+/* The paired SR form's input for a random byte held in bits 31..24 of rb: 0x4B000000 | byte. */
+__device__ __forceinline__ uint32_t sr_magic_of_byte(uint32_t rb)
+{
+    return __byte_perm(rb, 0x4B000000u, 0x7653u);
 }
 
 /* Store N packed codes of format F (N = 4, 8 or 16) at dst with one vector store. */

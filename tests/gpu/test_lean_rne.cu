@@ -1,14 +1,16 @@
 /* test_lean_rne.cu: the GPU kernels' short nearest-even form (gpu/elem_fixed.cuh,
  * fpsim_round_f32_rne_lean) against the shared core's fpsim_round_f32, over every float32 input,
  * for every spec the kernels send through it (E4M3, E5M2, E2M1, E2M3, E3M2 under RNE with no
- * full rules: nv, nv-nosat, torch, torch-sat, clamp, ml_dtypes, ...), and kernel v7's E2M1
- * saturating forms (fpsim_e2m1_rne_sat; fpsim_e2m1_sr8_sat, stochastic rounding with 8 random
- * bits, with three random bytes per input) over every non-NaN input for the policies they serve,
- * and the E2M3 magic-sum form (fpsim_e2m3_rne_sat) on the inputs the fast cases give it. The short form is a second
- * algorithm (integer add on the float's bits for normal results, one FP32 add for results below
- * the smallest normal); the core, tested against measured values and ml_dtypes in tests/formats,
- * is the oracle. Runs on the host (no GPU needed): the device build of the same function differs
- * only in spelling the add as __fadd_rn, and `fpsim verify --device gpu --full` covers that. */
+ * full rules: nv, nv-nosat, torch, torch-sat, clamp, ml_dtypes, ...); the E2M1 saturating forms
+ * (fpsim_e2m1_rne_sat; fpsim_e2m1_sr8_sat, stochastic rounding with 8 random bits, with three
+ * random bytes per input) over every non-NaN input for the policies they serve; the E2M3
+ * magic-sum form (fpsim_e2m3_rne_sat) on the inputs the fast cases give it; and the paired E2M1
+ * forms the fast tiles and vectors use (fpsim_e2m1x2_rne_sat_small, fpsim_e2m1x2_sr8_sat_small)
+ * on every input below 2^13, both lanes. The short forms are second algorithms (integer adds on
+ * the float's bits, FP32 magic-constant sums); the core, tested against measured values and
+ * ml_dtypes in tests/formats, is the oracle. Runs on the host (no GPU needed): the device builds
+ * differ in spelling the adds as __fadd_rn (or _rz) and the 16x2 lane operations as PRMT and
+ * VIADDMNMX/VIMNMX.U16x2, and `fpsim verify --device gpu --full` covers those. */
 #include <fenv.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +29,16 @@ struct lean_ctx {
 
 /* The E2M1 saturating form (fpsim_e2m1_rne_sat), compared on non-NaN inputs only; the E2M3 one
  * (fpsim_e2m3_rne_sat) on the inputs the kernels give it (e2m3_fast_inputs). */
-enum { LEAN = 0, E2M1_SAT = 1, E2M1_SR8 = 2, E2M3_SAT = 3 };
+enum { LEAN = 0, E2M1_SAT = 1, E2M1_SR8 = 2, E2M3_SAT = 3, E2M1_PAIR = 4, E2M1_PAIR_SR8 = 5 };
+
+/* The paired E2M1 forms (fpsim_e2m1x2_*_small) take |x| < 2^13; lane 0 holds the swept input x
+ * (compared with the core) and lane 1 a partner of another magnitude and sign (compared with the
+ * one-element form, itself swept against the core here), so lanes that differ in every way are
+ * checked together. */
+static uint32_t pair_partner(uint32_t x)
+{
+    return ((x * 2654435761u) % 0x46000000u) | ((x << 7) & 0x80000000u);
+}
 
 /* The E2M3 specs the kernels' fast cases serve (fast_tile.cuh fast_elem_mode): the standard
  * fields and no zero rule; 2 when the policy saturates (every non-NaN input), 1 when only inputs
@@ -50,7 +61,7 @@ template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
 {
     lean_ctx *c = static_cast<lean_ctx *>(ctx);
     const int mode = fegetround();
-    if (FORM == E2M1_SR8) fesetround(FE_TOWARDZERO); /* fpsim_e2m1_sr8_sat's host adds (its comment) */
+    if (FORM == E2M1_SR8 || FORM == E2M1_PAIR_SR8) fesetround(FE_TOWARDZERO); /* the SR forms' host adds (their comments) */
     for (size_t blk = b; blk < e; blk++) { /* block blk: patterns blk * 2^26 .. */
         unsigned long long bad = 0;
         uint32_t first = 0;
@@ -59,6 +70,24 @@ template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
             const uint32_t x = (uint32_t)(x0 + i);
             if (FORM != LEAN && (x & 0x7FFFFFFFu) > 0x7F800000u) continue;
             if (FORM == E2M3_SAT && c->fast == 1 && (x & 0x7FFFFFFFu) > 0x40F00000u) continue; /* |x| > 7.5 */
+            if ((FORM == E2M1_PAIR || FORM == E2M1_PAIR_SR8) && (x & 0x7FFFFFFFu) >= 0x46000000u) continue;
+            if (FORM == E2M1_PAIR) {
+                const uint32_t y = pair_partner(x), got = fpsim_e2m1x2_rne_sat_small(x, y);
+                if ((got & 0xFFFFu) != fpsim_round_f32(x, &c->spec, 0) || (got >> 16) != fpsim_e2m1_rne_sat(y))
+                    if (!bad++) first = x;
+                continue;
+            }
+            if (FORM == E2M1_PAIR_SR8) {
+                const uint32_t y = pair_partner(x);
+                for (int k = 0; k < 3; k++) {
+                    const uint32_t bx = sr_byte(x, k), by = sr_byte(y, 2 - k);
+                    const uint32_t got = fpsim_e2m1x2_sr8_sat_small(x, y, 0x4B000000u | bx, 0x4B000000u | by);
+                    if ((got & 0xFFFFu) != fpsim_round_f32(x, &c->spec, bx << 24) ||
+                        (got >> 16) != fpsim_e2m1_sr8_sat(y, by << 24))
+                        if (!bad++) first = x;
+                }
+                continue;
+            }
             if (FORM == E2M1_SR8) {
                 for (int k = 0; k < 3; k++) {
                     const uint32_t rb = sr_byte(x, k) << 24;
@@ -87,16 +116,18 @@ static int e2m1_sat_spec(const fpsim_spec *s)
 
 template <int F, int FORM> static int check_format(int *specs, const char *only)
 {
-    int failed = 0;
+    int failed = 0, paired_done = 0;
     if (only && strcmp(only, fpsim_format_get((fpsim_format_id)F)->name)) return 0;
     for (int p = 0; p < fpsim_policy_count(); p++) {
         lean_ctx c;
-        const fpsim_round mode = FORM == E2M1_SR8 ? FPSIM_SR : FPSIM_RNE;
-        if (fpsim_spec_make(&c.spec, (fpsim_format_id)F, fpsim_policy_name(p), mode, FORM == E2M1_SR8 ? 8 : 0) != FPSIM_OK)
+        const int sr = FORM == E2M1_SR8 || FORM == E2M1_PAIR_SR8;
+        if (fpsim_spec_make(&c.spec, (fpsim_format_id)F, fpsim_policy_name(p), sr ? FPSIM_SR : FPSIM_RNE, sr ? 8 : 0) != FPSIM_OK)
             continue;
         if (FORM == LEAN && (fpsim_spec_full_rules(&c.spec) || !fpsim_elem_fixed_matches<F>(&c.spec)))
             continue; /* not the short form's */
-        if ((FORM == E2M1_SAT || FORM == E2M1_SR8) && !e2m1_sat_spec(&c.spec)) continue;
+        if (FORM != LEAN && FORM != E2M3_SAT && !e2m1_sat_spec(&c.spec)) continue;
+        /* the paired forms use no policy field: one saturating spec is enough */
+        if ((FORM == E2M1_PAIR || FORM == E2M1_PAIR_SR8) && paired_done++) continue;
         c.fast = FORM == E2M3_SAT ? e2m3_fast_spec(&c.spec) : 0;
         if (FORM == E2M3_SAT && !c.fast) continue;
         fpsim_parallel_for(64, 1, sweep<F, FORM>, &c, 0);
@@ -110,9 +141,11 @@ template <int F, int FORM> static int check_format(int *specs, const char *only)
                FORM == LEAN       ? "lean, 2^32 inputs"
                : FORM == E2M1_SAT ? "e2m1_rne_sat, every non-NaN input"
                : FORM == E2M3_SAT ? (c.fast == 2 ? "e2m3_rne_sat, every non-NaN input" : "e2m3_rne_sat, |x| <= 7.5")
-                                  : "e2m1_sr8_sat, every non-NaN input x 3 bytes",
+               : FORM == E2M1_SR8 ? "e2m1_sr8_sat, every non-NaN input x 3 bytes"
+               : FORM == E2M1_PAIR ? "e2m1x2_rne_sat_small, every |x| < 2^13, both lanes"
+                                   : "e2m1x2_sr8_sat_small, every |x| < 2^13 x 3 bytes, both lanes",
                bad);
-        if (bad && FORM != E2M1_SR8)
+        if (bad && FORM != E2M1_SR8 && FORM != E2M1_PAIR && FORM != E2M1_PAIR_SR8)
             printf(" (first: 0x%08x core 0x%x short 0x%x)", first, fpsim_round_f32(first, &c.spec, 0),
                    FORM == LEAN       ? fpsim_round_f32_rne_lean<F>(first, c.spec)
                    : FORM == E2M3_SAT ? fpsim_e2m3_rne_sat(first)
@@ -140,6 +173,8 @@ int main(int argc, char **argv)
     failed += check_format<FPSIM_E2M1, E2M1_SAT>(&specs, only);
     failed += check_format<FPSIM_E2M1, E2M1_SR8>(&specs, only);
     failed += check_format<FPSIM_E2M3, E2M3_SAT>(&specs, only);
+    failed += check_format<FPSIM_E2M1, E2M1_PAIR>(&specs, only);
+    failed += check_format<FPSIM_E2M1, E2M1_PAIR_SR8>(&specs, only);
     printf("%d specs, %d with mismatches\n", specs, failed);
     if (specs == 0) {
         printf("FAIL: no spec takes the short form (the test checks nothing)\n");

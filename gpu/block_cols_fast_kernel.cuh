@@ -185,7 +185,10 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         /* this lane's 8 bytes of rows rg*16 .. +15: piece warp*2 + cg/2 of each, half cg & 1 */
         const uint32_t *words = reinterpret_cast<const uint32_t *>(cols_stage + (size_t)buf * stage_pieces);
         uint32_t amax_only_max = 0, w[16];
-#pragma unroll
+        /* The NC columns unrolled, except with SR or the RHT: their column code (Philox, the RHT's
+         * FP32 and FP64 forms) is large enough that four copies overflowed the instruction cache
+         * (ncu, run 36: "no instruction" was the main stall; 24K instructions per kernel). */
+#pragma unroll(SR || RHT ? 1 : NC)
         for (int j = 0; j < NC; j++) {
             /* the lane's 32-bit word k of each of its 16 rows (two bf16 columns or one float32),
              * read when its first column comes up so that only 16 words are live at a time */

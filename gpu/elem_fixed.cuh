@@ -186,11 +186,12 @@ __host__ __device__ __forceinline__ uint32_t fpsim_e2m1_sr8_sat(uint32_t x, uint
  * The magic-sum forms above end in about 7 integer instructions per element (the subtractions, the
  * two mins, the clamp, the sign, the packing), and Hopper issues integer instructions at half the
  * FP32 rate. When |x| < 2^13 every candidate code is below 2^15, so it is the low 16 bits of its
- * sum (the constants' low 23 bits are zero): two elements' candidates then share one register,
- * one per 16-bit lane (PRMT), and sm_90's 16x2 SIMD instructions (VIADDMNMX.U16x2, VIMNMX.U16x2)
- * take the offset-and-min steps for both lanes at once. A PRMT that replicates each float's sign
- * byte and one LOP3 add the signs: about 4 integer instructions per element. The host stand-ins
- * below define what the three instructions compute, for tests/gpu/test_lean_rne.cu. */
+ * sum (the constants' low 16 bits are zero, up to the candidates' small offsets): two elements'
+ * candidates then share one register, one per 16-bit lane (PRMT), and sm_90's 16x2 SIMD
+ * instructions (VIMNMX3.U16x2, VIMNMX.U16x2) take the min steps for both lanes at once. A PRMT that
+ * replicates each float's sign byte and one LOP3 add the signs: about 3.5 integer instructions per
+ * element. The host stand-ins below define what these instructions compute, for
+ * tests/gpu/test_lean_rne.cu. */
 
 /* The low 16 bits of a (lane 0) and of b (lane 1). */
 __host__ __device__ __forceinline__ uint32_t fpsim_lo16_pair(uint32_t a, uint32_t b)
@@ -202,16 +203,17 @@ __host__ __device__ __forceinline__ uint32_t fpsim_lo16_pair(uint32_t a, uint32_
 #endif
 }
 
-/* Per 16-bit lane: min(a + b, c) (no lane's sum exceeds 16 bits where this is used). */
-__host__ __device__ __forceinline__ uint32_t fpsim_addmin_u16x2(uint32_t a, uint32_t b, uint32_t c)
+/* Per 16-bit lane: min(a, b, c). */
+__host__ __device__ __forceinline__ uint32_t fpsim_min3_u16x2(uint32_t a, uint32_t b, uint32_t c)
 {
 #if defined(__CUDA_ARCH__)
-    return __viaddmin_u16x2(a, b, c);
+    return __vimin3_u16x2(a, b, c);
 #else
     uint32_t r = 0;
     for (int k = 0; k < 32; k += 16) {
-        const uint32_t t = ((a >> k) + (b >> k)) & 0xFFFFu, u = (c >> k) & 0xFFFFu;
-        r |= (t < u ? t : u) << k;
+        const uint32_t x = (a >> k) & 0xFFFFu, y = (b >> k) & 0xFFFFu, z = (c >> k) & 0xFFFFu;
+        const uint32_t m = x < y ? x : y;
+        r |= (m < z ? m : z) << k;
     }
     return r;
 #endif
@@ -223,7 +225,7 @@ __host__ __device__ __forceinline__ uint32_t fpsim_min_u16x2(uint32_t a, uint32_
 #if defined(__CUDA_ARCH__)
     return __vminu2(a, b);
 #else
-    return fpsim_addmin_u16x2(a, 0u, b);
+    return fpsim_min3_u16x2(a, b, b);
 #endif
 }
 
@@ -242,29 +244,32 @@ __host__ __device__ __forceinline__ uint32_t fpsim_sign_pair(uint32_t a, uint32_
 
 /* E2M1 nearest-even of two NON-NaN float32 a and b with |a|, |b| < 2^13 under a saturating
  * policy: fpsim_e2m1_rne_sat's codes, a's in bits 0..3 and b's in bits 16..19 (0 elsewhere). The
- * same three sums per element; below 2^13 the candidates are RNE(2t) <= 2^14, RNE(t) + 2 and
- * RNE(t/2) + 4, so no lane overflows. tests/gpu/test_lean_rne.cu compares both lanes with
- * fpsim_round_f32 on every non-NaN input below 2^13. */
+ * same three sums per element, with the candidates' offsets moved into the constants: t + 2^22
+ * gives RNE(2t), t + (2^23 + 2) gives RNE(t) + 2 and t + (2^24 + 8) gives RNE(t/2) + 4 in the
+ * low bits (each constant is a multiple of its sum's ulp, so it shifts the rounded sum without
+ * changing its rounding or its parity). Below 2^13 the candidates are at most 2^14 + 4, so each is
+ * the low 16 bits of its sum and one VIMNMX3.U16x2 takes the smallest for both elements.
+ * tests/gpu/test_lean_rne.cu compares both lanes with fpsim_round_f32 on every non-NaN input below
+ * 2^13. */
 __host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_rne_sat_small(uint32_t a, uint32_t b)
 {
+    constexpr float M1 = 4194304.0f, M2 = 8388610.0f, M3 = 16777224.0f; /* 2^22, 2^23 + 2, 2^24 + 8 */
 #if defined(__CUDA_ARCH__)
     const float ta = fabsf(__uint_as_float(a)), tb = fabsf(__uint_as_float(b));
-    const uint32_t p1 = fpsim_lo16_pair(__float_as_uint(__fadd_rn(ta, 4194304.0f)), __float_as_uint(__fadd_rn(tb, 4194304.0f)));
-    const uint32_t p2 = fpsim_lo16_pair(__float_as_uint(__fadd_rn(ta, 8388608.0f)), __float_as_uint(__fadd_rn(tb, 8388608.0f)));
-    const uint32_t p3 = fpsim_lo16_pair(__float_as_uint(__fadd_rn(ta, 16777216.0f)), __float_as_uint(__fadd_rn(tb, 16777216.0f)));
+    const uint32_t p1 = fpsim_lo16_pair(__float_as_uint(__fadd_rn(ta, M1)), __float_as_uint(__fadd_rn(tb, M1)));
+    const uint32_t p2 = fpsim_lo16_pair(__float_as_uint(__fadd_rn(ta, M2)), __float_as_uint(__fadd_rn(tb, M2)));
+    const uint32_t p3 = fpsim_lo16_pair(__float_as_uint(__fadd_rn(ta, M3)), __float_as_uint(__fadd_rn(tb, M3)));
 #else
     const uint32_t aa = a & 0x7FFFFFFFu, ab = b & 0x7FFFFFFFu;
     float ta, tb;
     memcpy(&ta, &aa, 4);
     memcpy(&tb, &ab, 4);
-    const float s[6] = {ta + 4194304.0f, tb + 4194304.0f, ta + 8388608.0f, tb + 8388608.0f, ta + 16777216.0f, tb + 16777216.0f};
+    const float s[6] = {ta + M1, tb + M1, ta + M2, tb + M2, ta + M3, tb + M3};
     uint32_t sb[6];
     memcpy(sb, s, sizeof sb);
     const uint32_t p1 = fpsim_lo16_pair(sb[0], sb[1]), p2 = fpsim_lo16_pair(sb[2], sb[3]), p3 = fpsim_lo16_pair(sb[4], sb[5]);
 #endif
-    uint32_t m = fpsim_addmin_u16x2(p2, 0x00020002u, p1); /* min(RNE(2t), RNE(t) + 2) */
-    m = fpsim_addmin_u16x2(p3, 0x00040004u, m);           /* and RNE(t/2) + 4 */
-    m = fpsim_min_u16x2(m, 0x00070007u);                  /* saturate at 6 (code 7) */
+    const uint32_t m = fpsim_min_u16x2(fpsim_min3_u16x2(p1, p2, p3), 0x00070007u); /* saturate at 6 (code 7) */
     return m | (fpsim_sign_pair(a, b) & 0x00080008u);
 }
 
@@ -274,26 +279,27 @@ __host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_rne_sat_small(uint32_t
  * u = byte / 256, the core's code is floor(2t + u) on [0, 2) (quanta of 0.5, subnormals alike),
  * floor(t + u) + 2 on [2, 4) and floor(t/2 + u) + 4 above, 7 at most: the smallest of the three
  * (as the nearest-even candidates: 2t <= t + 2 <= t/2 + 4 up to t = 2, the reverse past 2 and
- * 4, and floor(z + u) is monotone in z). Each is floor((2^k t + byte) / 256), k = 9, 8, 7, by
- * two sums rounded toward zero: RZ(2^k t + 2^23 + byte) = 2^23 + floor(2^k t) + byte (ulp 1 there,
- * one rounding in the FMA; 2^k t < 2^22), then adding 2^31 - 2^23 (8 significant bits, exact)
- * lands in [2^31, 2^32), whose ulp is 256, so the RZ sum's bits minus 2^31's are
- * floor((floor(2^k t) + byte) / 256) = floor(2^k t / 256 + u). The host build computes the
- * same sums and must run with the rounding mode set to toward-zero (fesetround(FE_TOWARDZERO);
- * 2^k t is exact in any mode). */
+ * 4, and floor(z + u) is monotone in z). Each is floor((2^k t + byte) / 256) + OFF, k = 9, 8, 7,
+ * OFF = 0, 2, 4, by two sums rounded toward zero: RZ(2^k t + 2^23 + byte) = 2^23 + floor(2^k t)
+ * + byte (ulp 1 there, one rounding in the FMA; 2^k t < 2^22), then adding 2^31 - 2^23 + 256 OFF
+ * (at most 23 significant bits, exact) lands in [2^31, 2^32), whose ulp is 256, so the RZ sum's
+ * bits minus 2^31's are floor((floor(2^k t) + byte) / 256) + OFF = floor(2^k t / 256 + u) + OFF.
+ * The host build computes the same sums and must run with the rounding mode set to toward-zero
+ * (fesetround(FE_TOWARDZERO); 2^k t is exact in any mode). */
 __host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_sr8_sat_small(uint32_t a, uint32_t b, uint32_t ka,
                                                                       uint32_t kb)
 {
-    constexpr float TOP = 2139095040.0f; /* 2^31 - 2^23 */
+    /* 2^31 - 2^23 + 256 OFF */
+    constexpr float T1 = 2139095040.0f, T2 = 2139095552.0f, T3 = 2139096064.0f;
 #if defined(__CUDA_ARCH__)
     const float ta = fabsf(__uint_as_float(a)), tb = fabsf(__uint_as_float(b));
     const float fa = __uint_as_float(ka), fb = __uint_as_float(kb);
-    const uint32_t p1 = fpsim_lo16_pair(__float_as_uint(__fadd_rz(__fmaf_rz(ta, 512.0f, fa), TOP)),
-                                        __float_as_uint(__fadd_rz(__fmaf_rz(tb, 512.0f, fb), TOP)));
-    const uint32_t p2 = fpsim_lo16_pair(__float_as_uint(__fadd_rz(__fmaf_rz(ta, 256.0f, fa), TOP)),
-                                        __float_as_uint(__fadd_rz(__fmaf_rz(tb, 256.0f, fb), TOP)));
-    const uint32_t p3 = fpsim_lo16_pair(__float_as_uint(__fadd_rz(__fmaf_rz(ta, 128.0f, fa), TOP)),
-                                        __float_as_uint(__fadd_rz(__fmaf_rz(tb, 128.0f, fb), TOP)));
+    const uint32_t p1 = fpsim_lo16_pair(__float_as_uint(__fadd_rz(__fmaf_rz(ta, 512.0f, fa), T1)),
+                                        __float_as_uint(__fadd_rz(__fmaf_rz(tb, 512.0f, fb), T1)));
+    const uint32_t p2 = fpsim_lo16_pair(__float_as_uint(__fadd_rz(__fmaf_rz(ta, 256.0f, fa), T2)),
+                                        __float_as_uint(__fadd_rz(__fmaf_rz(tb, 256.0f, fb), T2)));
+    const uint32_t p3 = fpsim_lo16_pair(__float_as_uint(__fadd_rz(__fmaf_rz(ta, 128.0f, fa), T3)),
+                                        __float_as_uint(__fadd_rz(__fmaf_rz(tb, 128.0f, fb), T3)));
 #else
     const uint32_t aa = a & 0x7FFFFFFFu, ab = b & 0x7FFFFFFFu;
     float ta, tb, fa, fb;
@@ -301,15 +307,13 @@ __host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_sr8_sat_small(uint32_t
     memcpy(&tb, &ab, 4);
     memcpy(&fa, &ka, 4);
     memcpy(&fb, &kb, 4);
-    const float s[6] = {(ta * 512.0f + fa) + TOP, (tb * 512.0f + fb) + TOP, (ta * 256.0f + fa) + TOP,
-                        (tb * 256.0f + fb) + TOP, (ta * 128.0f + fa) + TOP, (tb * 128.0f + fb) + TOP};
+    const float s[6] = {(ta * 512.0f + fa) + T1, (tb * 512.0f + fb) + T1, (ta * 256.0f + fa) + T2,
+                        (tb * 256.0f + fb) + T2, (ta * 128.0f + fa) + T3, (tb * 128.0f + fb) + T3};
     uint32_t sb[6];
     memcpy(sb, s, sizeof sb);
     const uint32_t p1 = fpsim_lo16_pair(sb[0], sb[1]), p2 = fpsim_lo16_pair(sb[2], sb[3]), p3 = fpsim_lo16_pair(sb[4], sb[5]);
 #endif
-    uint32_t m = fpsim_addmin_u16x2(p2, 0x00020002u, p1);
-    m = fpsim_addmin_u16x2(p3, 0x00040004u, m);
-    m = fpsim_min_u16x2(m, 0x00070007u);
+    const uint32_t m = fpsim_min_u16x2(fpsim_min3_u16x2(p1, p2, p3), 0x00070007u);
     return m | (fpsim_sign_pair(a, b) & 0x00080008u);
 }
 

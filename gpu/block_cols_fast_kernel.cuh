@@ -145,8 +145,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             a.tvals[i] = tv[i];
     const float elem_max = fpsim_elem_max_dev(a.elem);
     const float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f)); /* NVFP4 TE: S_enc * fp32(1/6) */
-    __shared__ float2 nv_tab[KIND == FPSIM_KIND_NVFP4 ? 256 : 1];
-    if (KIND == FPSIM_KIND_NVFP4) nvfp4_te_table_fill(nv_tab, tv[5]);
+    __shared__ float4 tab[scale_table_size<KIND>::N];
+    scale_table_fill<KIND>(tab, a, tv[5]);
     const uint32_t lane = threadIdx.x & 31u, rg = lane / CG, cg = lane % CG;
     /* the TL lanes of this lane's tiles: row groups rg & ~(TL-1) .. + TL-1 of column group cg */
     uint32_t tile_mask = 0;
@@ -232,7 +232,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             const uint32_t f = srow * rows + r0; /* stored linear index of the first element: SR counter */
             uint8_t *dst = a.codes + (size_t)srow * a.code_stride + (FP4 ? r0 / 2 : r0);
             const v7_tile tc =
-                code_tile16<KIND, F, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f, tile_mask, nv_tab);
+                code_tile16<KIND, F, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f, tile_mask, tab);
             const tile_scale &ts = tc.ts;
             const uint32_t am = tc.am;
             store_tile16<F>(a, tc, dst);

@@ -41,29 +41,61 @@ __device__ __forceinline__ tile_scale nvfp4_te_scale_finite(float amax, float te
     return s;
 }
 
-/* NVFP4 TE's block scale for every E4M3 scale code (kernels v7 and v8): tab[code] = (the decoded
- * scale, the element multiplier), the same operations as nvfp4_te_scale_finite after its cvt, done
- * once per CTA instead of a division per block. All 256 codes, so that any code the cvt can give
- * has its entry (a finite non-negative input gives 0x00-0x7E). Ends with a barrier: call it where
- * every thread of the CTA arrives. */
-__device__ __forceinline__ void nvfp4_te_table_fill(float2 *tab, float s_dec)
+/* The per-code half of a tile's scale for kernels v7 and v8, filled once per CTA: tab[code] =
+ * (decoded scale, element multiplier, plain as int bits, 0) for all 256 codes, by the very
+ * operations the per-tile path used (so any code has its entry):
+ *  - NVFP4 TE (E4M3 codes): nvfp4_te_scale_finite after its cvt, in place of a decode and an
+ *    IEEE division per block (run 39);
+ *  - MX (E8M0 codes): fpsim_e8m0_value_dev and mx_plain_mult under the scheme's rule, in place of
+ *    their run-time rule branches per block (run 42).
+ * Other kinds have no table. Ends with a barrier: call it where every thread of the CTA arrives. */
+template <int KIND> struct scale_table_size {
+    enum { N = KIND == FPSIM_KIND_NVFP4 || KIND == FPSIM_KIND_MX ? 256 : 1 };
+};
+template <int KIND> __device__ __forceinline__ void scale_table_fill(float4 *tab, const qargs &a, float s_dec)
 {
-    for (uint32_t c = threadIdx.x; c < 256u; c += blockDim.x) {
-        const float inv = fpsim_hw_e4m3_value(c);
-        tab[c] = make_float2(inv, fminf(__fdiv_rn(1.0f, __fmul_rn(inv, s_dec)), FLT_MAX));
+    if constexpr (KIND == FPSIM_KIND_NVFP4 || KIND == FPSIM_KIND_MX) {
+        for (uint32_t c = threadIdx.x; c < 256u; c += blockDim.x) {
+            int plain = 1;
+            float inv, mult;
+            if (KIND == FPSIM_KIND_NVFP4) {
+                inv = fpsim_hw_e4m3_value(c);
+                mult = fminf(__fdiv_rn(1.0f, __fmul_rn(inv, s_dec)), FLT_MAX);
+            } else {
+                inv = fpsim_e8m0_value_dev(c);
+                mult = mx_plain_mult(c, a.rule, a.ao, &plain);
+            }
+            tab[c] = make_float4(inv, mult, __int_as_float(plain), 0.0f);
+        }
+        __syncthreads();
+    } else {
+        (void)tab, (void)a, (void)s_dec;
     }
-    __syncthreads();
 }
 
 /* nvfp4_te_scale_finite with the decode and the multiplier read from that table. */
-__device__ __forceinline__ tile_scale nvfp4_te_scale_tab(float amax, float te_mul, const float2 *tab)
+__device__ __forceinline__ tile_scale nvfp4_te_scale_tab(float amax, float te_mul, const float4 *tab)
 {
     tile_scale s;
     const float sb = fminf(__fmul_rn(amax, te_mul), FLT_MAX);
     s.code = fpsim_hw_cvt_pair(sb, 0.f, 0) & 0xFFu;
-    const float2 e = tab[s.code];
+    const float4 e = tab[s.code];
     s.inv = e.x;
     s.mult = e.y;
+    return s;
+}
+
+/* scale_of_tile<MX> and mx_plain_mult with the per-code part read from that table. */
+__device__ __forceinline__ tile_scale mx_scale_tab(const qargs &a, uint32_t amax_bits, const float4 *tab, int *plain)
+{
+    tile_scale s;
+    /* a NaN amax is the CPU's NAN constant, as in scale_of_tile */
+    const float amax = fpsim_isnan_bits(amax_bits) ? __uint_as_float(0x7FC00000u) : __uint_as_float(amax_bits);
+    s.code = fpsim_mx_scale_code_dev(amax, a.rule, a.ao, a.elem);
+    const float4 e = tab[s.code];
+    s.inv = e.x;
+    s.mult = e.y;
+    *plain = __float_as_int(e.z);
     return s;
 }
 
@@ -128,8 +160,8 @@ __device__ __noinline__ v7_codes exact_codes16(const qargs &a, v7_elems in, tile
 }
 
 /* One tile's 16 elements of one lane, coded (kernels v7 and v8): the tile scale from the raw max
- * of |x| bits (NVFP4 TE finite blocks by cvt and nv_tab, nvfp4_te_table_fill's table; else
- * scale_of_tile), the fast-tile case or the exact
+ * of |x| bits (NVFP4 TE finite blocks by cvt, MX by its rule's code, then scale_table_fill's
+ * table; else scale_of_tile), the fast-tile case or the exact
  * path, whose NaN/Inf tiles first reduce the amax under the NaN policy over the tile's lanes: xor
  * offsets O0, 2 O0, ... below O1 within tile_mask. f: the stored index of element 0 (SR). */
 struct v7_tile {
@@ -139,15 +171,16 @@ struct v7_tile {
 template <int KIND, int F, int SR, int O0, int O1>
 __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e, uint32_t raw,
                                                const float (&tv)[6], float te_mul, float elem_max, uint32_t f,
-                                               uint32_t tile_mask, const float2 *nv_tab)
+                                               uint32_t tile_mask, const float4 *tab)
 {
     v7_tile out;
     int plain = 1;
     if (KIND == FPSIM_KIND_NVFP4 && raw < FPSIM_F32_INF_BITS)
-        out.ts = nvfp4_te_scale_tab(__uint_as_float(raw), te_mul, nv_tab);
+        out.ts = nvfp4_te_scale_tab(__uint_as_float(raw), te_mul, tab);
+    else if (KIND == FPSIM_KIND_MX)
+        out.ts = mx_scale_tab(a, raw, tab, &plain);
     else
         out.ts = scale_of_tile<KIND>(a, raw, tv);
-    if (KIND == FPSIM_KIND_MX) out.ts.mult = mx_plain_mult(out.ts.code, a.rule, a.ao, &plain);
     constexpr int NW = code_words<F, 16>::W;
     uint32_t c[NW];
     out.sat = 0;
@@ -238,8 +271,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
     }
     const float elem_max = fpsim_elem_max_dev(a.elem);
     const float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f)); /* NVFP4 TE: S_enc * fp32(1/6) */
-    __shared__ float2 nv_tab[KIND == FPSIM_KIND_NVFP4 ? 256 : 1];
-    if (KIND == FPSIM_KIND_NVFP4) nvfp4_te_table_fill(nv_tab, tv[5]);
+    __shared__ float4 tab[scale_table_size<KIND>::N];
+    scale_table_fill<KIND>(tab, a, tv[5]);
     const uint32_t lane = threadIdx.x & 31u;
     const uint32_t tile_mask = L <= 1 ? (1u << lane) : (((1u << L) - 1u) << (lane & ~(uint32_t)(L - 1)));
     const uint32_t span = 512u * G; /* elements per warp and pass */
@@ -278,7 +311,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
             if (f >= n) continue;
 
             const v7_tile tc =
-                code_tile16<KIND, F, SR, 1, (L > 1 ? L : 1)>(a, e, raw, tv, te_mul, elem_max, f, tile_mask, nv_tab);
+                code_tile16<KIND, F, SR, 1, (L > 1 ? L : 1)>(a, e, raw, tv, te_mul, elem_max, f, tile_mask, tab);
             const tile_scale &ts = tc.ts;
             const uint32_t am = tc.am;
             store_tile16<F>(a, tc, a.codes + (FP4 ? f / 2 : f));

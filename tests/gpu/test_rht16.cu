@@ -17,14 +17,12 @@
 
 #include "fpsim_block.h"
 #include "rht16.cuh"
+#include "test_util.h"
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rng_state = 1;
 static uint32_t next32(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)(rng_state >> 32);
+    return (uint32_t)(test_splitmix64(&rng_state) >> 32);
 }
 
 /* A BF16 value as float: sign, exponent field, 7 mantissa bits. */

@@ -156,8 +156,10 @@ __host__ __device__ __forceinline__ uint32_t fpsim_e2m3_rne_sat(uint32_t x)
  *    additions rounded toward zero keep the floor: RZ(|x| + byte/512) never rises past a
  *    multiple of 0.5 it had not reached, and RZ(s + 2^22) truncates s to quanta of 0.5 above
  *    2^22, so its bits minus 2^22's count them.
- * Device only in kernels; the host build (tests/gpu/test_lean_rne.cu) computes the same adds and
- * must run with the rounding mode set to toward-zero (fesetround(FE_TOWARDZERO)). */
+ * The kernels' fast tiles use the paired form below since run 37; this one-element form, swept
+ * against the core by tests/gpu/test_lean_rne.cu, is that test's reference for the pair's second
+ * lane. The host build computes the same adds and must run with the rounding mode set to
+ * toward-zero (fesetround(FE_TOWARDZERO)). */
 __host__ __device__ __forceinline__ uint32_t fpsim_e2m1_sr8_sat(uint32_t x, uint32_t rb)
 {
     const uint32_t a = x & 0x7FFFFFFFu, r = rb & 0xFF000000u;

@@ -31,18 +31,10 @@ __device__ __noinline__ void rht16_half_double(const float u[16], int h, float o
     for (int j = 0; j < 8; j++) out[j] = h ? all[8 + j] : all[j];
 }
 
-__device__ __forceinline__ void rht16_half_fp32(const float u[16], int h, float out[8])
+__device__ __forceinline__ void rht16_half_fp32(const float (&u)[16], int h, float out[8])
 {
-    uint32_t emax = 0, emin = 255, nonfinite = 0;
-#pragma unroll
-    for (int i = 0; i < 16; i++) {
-        const uint32_t b = __float_as_uint(u[i]), ef = (b >> 23) & 0xFFu;
-        const uint32_t nz = (b & 0x7FFFFFFFu) != 0;
-        nonfinite |= (ef == 255u) | (nz & ((b & 0xFFFFu) != 0)) | (nz & (ef < 3u));
-        emax = nz && ef > emax ? ef : emax;
-        emin = nz && ef < emin ? ef : emin;
-    }
-    if (nonfinite || emax > 250u || (emax >= emin && emax - emin > 12u)) {
+    const rht16_range r = rht16_range_of<0>(u); /* rht16.cuh: the FP32 form's conditions */
+    if (!(r.ok && r.span <= 12u)) {
         rht16_half_double(u, h, out);
         return;
     }

@@ -191,6 +191,13 @@ struct tile_scale {
     float mult;    /* element multiplier (NVFP4, FP8) */
 };
 
+/* The block amax the scale rules see, from the raw max of |x| bits: a NaN amax (nan=propagate)
+ * is the CPU's NAN constant (positive quiet NaN). */
+__device__ __forceinline__ float tile_amax_value(uint32_t amax_bits)
+{
+    return fpsim_isnan_bits(amax_bits) ? __uint_as_float(0x7FC00000u) : __uint_as_float(amax_bits);
+}
+
 /* KIND >= 0: the scheme kind known at compile time, so that the kernel carries only that kind's
  * rules (kernels v6-v8; with every kind's code, v6's 64-register 128x128 CTAs ran 12% slower,
  * gpu/RESULTS.md runs 26-31); -1: a.kind. */
@@ -199,8 +206,7 @@ __device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t ama
 {
     const int kind = KIND < 0 ? a.kind : KIND;
     tile_scale s;
-    /* a NaN amax under nan=propagate is the CPU's NAN constant (positive quiet NaN) */
-    float amax = fpsim_isnan_bits(amax_bits) ? __uint_as_float(0x7FC00000u) : __uint_as_float(amax_bits);
+    const float amax = tile_amax_value(amax_bits);
     s.code = 0;
     s.mult = 1.f;
     if (kind == FPSIM_KIND_MX) {

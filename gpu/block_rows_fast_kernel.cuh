@@ -28,16 +28,24 @@
 
 #include "fast_tile.cuh"
 
-/* E4M3 scale of an NVFP4 TE block (scale_of_tile's TE case) for a finite block amax: the same
- * operations with no NaN possible, the E4M3 rounding (spec `nv`) by cvt.rn.satfinite and the
- * decode by the exact hardware widening (the code is never 0x7F: the input is not NaN). */
+/* E4M3 scale of an NVFP4 TE block (scale_of_tile's TE case) for a finite block amax, in two
+ * halves: the code (the same operations with no NaN possible, the E4M3 rounding, spec `nv`, by
+ * cvt.rn.satfinite: never 0x7F, the input is not NaN) and, per code, the exact hardware decode
+ * and the element multiplier 1 / (scale x S_dec), at most FLT_MAX. */
+__device__ __forceinline__ uint32_t nvfp4_te_code(float amax, float te_mul)
+{
+    return fpsim_hw_cvt_pair(fminf(__fmul_rn(amax, te_mul), FLT_MAX), 0.f, 0) & 0xFFu;
+}
+__device__ __forceinline__ float nvfp4_te_mult(float inv, float s_dec)
+{
+    return fminf(__fdiv_rn(1.0f, __fmul_rn(inv, s_dec)), FLT_MAX);
+}
 __device__ __forceinline__ tile_scale nvfp4_te_scale_finite(float amax, float te_mul, float s_dec)
 {
     tile_scale s;
-    const float sb = fminf(__fmul_rn(amax, te_mul), FLT_MAX);
-    s.code = fpsim_hw_cvt_pair(sb, 0.f, 0) & 0xFFu;
+    s.code = nvfp4_te_code(amax, te_mul);
     s.inv = fpsim_hw_e4m3_value(s.code);
-    s.mult = fminf(__fdiv_rn(1.0f, __fmul_rn(s.inv, s_dec)), FLT_MAX);
+    s.mult = nvfp4_te_mult(s.inv, s_dec);
     return s;
 }
 
@@ -60,7 +68,7 @@ template <int KIND> __device__ __forceinline__ void scale_table_fill(float4 *tab
             float inv, mult;
             if (KIND == FPSIM_KIND_NVFP4) {
                 inv = fpsim_hw_e4m3_value(c);
-                mult = fminf(__fdiv_rn(1.0f, __fmul_rn(inv, s_dec)), FLT_MAX);
+                mult = nvfp4_te_mult(inv, s_dec);
             } else {
                 inv = fpsim_e8m0_value_dev(c);
                 mult = mx_plain_mult(c, a.rule, a.ao, &plain);
@@ -77,8 +85,7 @@ template <int KIND> __device__ __forceinline__ void scale_table_fill(float4 *tab
 __device__ __forceinline__ tile_scale nvfp4_te_scale_tab(float amax, float te_mul, const float4 *tab)
 {
     tile_scale s;
-    const float sb = fminf(__fmul_rn(amax, te_mul), FLT_MAX);
-    s.code = fpsim_hw_cvt_pair(sb, 0.f, 0) & 0xFFu;
+    s.code = nvfp4_te_code(amax, te_mul);
     const float4 e = tab[s.code];
     s.inv = e.x;
     s.mult = e.y;
@@ -89,9 +96,7 @@ __device__ __forceinline__ tile_scale nvfp4_te_scale_tab(float amax, float te_mu
 __device__ __forceinline__ tile_scale mx_scale_tab(const qargs &a, uint32_t amax_bits, const float4 *tab, int *plain)
 {
     tile_scale s;
-    /* a NaN amax is the CPU's NAN constant, as in scale_of_tile */
-    const float amax = fpsim_isnan_bits(amax_bits) ? __uint_as_float(0x7FC00000u) : __uint_as_float(amax_bits);
-    s.code = fpsim_mx_scale_code_dev(amax, a.rule, a.ao, a.elem);
+    s.code = fpsim_mx_scale_code_dev(tile_amax_value(amax_bits), a.rule, a.ao, a.elem);
     const float4 e = tab[s.code];
     s.inv = e.x;
     s.mult = e.y;

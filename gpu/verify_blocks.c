@@ -307,7 +307,8 @@ fpsim_status fpsim_gpu_verify_blocks(const fpsim_gpu_verify_opts *o, fpsim_gpu_c
         {"odd 130x96", 130, 96, 1, 0},         {"adversarial 256x512", 256, 512, 1, 0},
         /* columnwise kernel v8 CTAs 1-4 warp tiles wide (bf16 208 = 13 x 16 columns, 864 = 54 x 16) */
         {"narrow 384x208", 384, 208, 1, 0},    {"random 256x864", 256, 864, 0, 0},
-        {"large 4096x8192", 4096, 8192, 0, 1},
+        /* 96 rows: columnwise copies take kernel v5 (rows a multiple of 32, not of 128) */
+        {"v5 96x512", 96, 512, 1, 0},          {"large 4096x8192", 4096, 8192, 0, 1},
     };
     size_t maxn = o->large ? 4096 * 8192 : 512 * 1024;
     float *x = malloc(maxn * sizeof *x);

@@ -45,13 +45,13 @@ __host__ __device__ constexpr int block_cols_fast_row_groups(int tc)
     return (void)tc, 8; /* the same for every tc */
 }
 
-/* The shared-memory slot of 16-byte piece c of staged row r is c ^ block_cols_fast_swizzle(r,
- * chunks) (chunks = pieces per row, a power of two): row groups (16 rows each) 0-3 read by one
- * half-warp get slots 0, 2, 4, 6 apart, so their 8-byte reads fall in different banks. */
-__host__ __device__ constexpr uint32_t block_cols_fast_swizzle(uint32_t r, uint32_t chunks)
-{
-    return (((r >> 4) & 7u) << 1) & (chunks - 1u);
-}
+/* Shared memory of kernel v8: two buffers of 128 staged rows. A staged row holds 16 pieces of 16
+ * bytes (256 bytes) whatever the CTA's width wx (2 wx pieces used), so that every shared address a
+ * lane reads is its base plus a compile-time offset (run 45: with a row of 2 wx pieces the address
+ * arithmetic of the staging and of the reads was about 4 of the 17 instructions per element).
+ * Piece c of staged row r sits in slot c ^ (2 (r / 16)): the 4 row groups (16 rows each) that a
+ * half-warp reads at once get slots 0, 2, 4, 6 apart, so their 8-byte reads fall in different banks. */
+constexpr uint32_t COLS_V8_ROW_BYTES = 256u, COLS_V8_STAGE_BYTES = 128u * COLS_V8_ROW_BYTES;
 
 /* CTAs per SM kernel v8 is compiled for (registers: at most 65536 / (256 x this)); 3 measured
  * slower than 2 (gpu/RESULTS.md run 21). */
@@ -59,10 +59,10 @@ __host__ __device__ constexpr uint32_t block_cols_fast_swizzle(uint32_t r, uint3
 #define FPSIM_GPU_COLS_V8_MIN_BLOCKS 2
 #endif
 
-/* Shared memory of a kernel v8 CTA of wx warps: two buffers of 128 rows x wx * 32 bytes. */
+/* Dynamic shared memory of a kernel v8 CTA: the two buffers (the same for every width). */
 inline size_t block_cols_fast_smem(uint32_t wx)
 {
-    return 2u * 128u * wx * 32u;
+    return (void)wx, 2u * COLS_V8_STAGE_BYTES;
 }
 
 /* The double-precision RHT (rht16_bf16), out of line so its registers stay out of the kernel's. */
@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     const float elem_max = fpsim_elem_max_dev(a.elem);
     const float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f)); /* NVFP4 TE: S_enc * fp32(1/6) */
     __shared__ float4 tab[scale_table_size<KIND>::N];
-    scale_table_fill<KIND>(tab, a, tv[5]);
+    scale_table_fill<KIND, BF16>(tab, a, tv[5]);
     const uint32_t lane = threadIdx.x & 31u, rg = lane / CG, cg = lane % CG;
     /* the TL lanes of this lane's tiles: row groups rg & ~(TL-1) .. + TL-1 of column group cg */
     uint32_t tile_mask = 0;
@@ -156,22 +156,24 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     /* The CTA tile: WROWS rows by wx warp tiles side by side (wx = blockDim.x / 32, 1-8, chosen by
      * the host so that it divides the shape), staged through shared memory (two buffers). */
     const uint32_t wx = blockDim.x / 32u, warp = threadIdx.x / 32u;
-    const uint32_t chunks = 2u * wx, chunk_shift = (uint32_t)__ffs((int)chunks) - 1u; /* 16-byte pieces per row */
     const uint32_t tcols = cols / (wx * WCOLS), ntiles = (rows / WROWS) * tcols;
     const size_t row_bytes = (size_t)cols * (BF16 ? 2 : 4);
     extern __shared__ uint4 cols_stage[];
-    const uint32_t stage_pieces = (uint32_t)WROWS * chunks;
-    /* Copy CTA tile t into buffer buf, as 16-byte pieces; piece c of tile row r goes to slot
-     * c ^ swz(r), so that the 4 row groups a half-warp reads at once hit different banks. */
+    /* Staging a CTA tile (128 rows of 2 wx pieces, by cp.async): thread q copies piece q % (2 wx)
+     * of rows q / (2 wx) + 16 k, k = 0 .. 7 (32 wx threads, 8 pieces each). Row q / (2 wx) + 16 k
+     * is in row group k, so its slot is the piece ^ 2k: byte offset dst0 ^ (k << 5), plus 16 k rows. */
+    const uint32_t my_piece = threadIdx.x % (2u * wx), my_row = threadIdx.x / (2u * wx);
+    const uint32_t stage_base = (uint32_t)__cvta_generic_to_shared(cols_stage);
+    const uint32_t dst0 = my_row * COLS_V8_ROW_BYTES + my_piece * 16u;
+    const size_t src0 = (size_t)my_row * row_bytes + my_piece * 16u, src_step = 16u * row_bytes;
     auto stage_tile = [&](uint32_t t, uint32_t buf) {
         if (t < ntiles) {
-            const char *base = static_cast<const char *>(a.x) + (size_t)(t / tcols) * WROWS * row_bytes +
-                               (size_t)(t % tcols) * wx * 32u;
-            uint4 *dst = cols_stage + (size_t)buf * stage_pieces;
-            for (uint32_t q = threadIdx.x; q < stage_pieces; q += blockDim.x) {
-                const uint32_t r = q >> chunk_shift, c = q & (chunks - 1u);
-                cp_async16(dst + r * chunks + (c ^ block_cols_fast_swizzle(r, chunks)), base + r * row_bytes + c * 16u);
-            }
+            const char *src = static_cast<const char *>(a.x) + (size_t)(t / tcols) * WROWS * row_bytes +
+                              (size_t)(t % tcols) * wx * 32u + src0;
+            const uint32_t dst = stage_base + buf * COLS_V8_STAGE_BYTES;
+#pragma unroll
+            for (uint32_t k = 0; k < 8u; k++)
+                cp_async16_shared(dst + (dst0 ^ (k << 5)) + k * 16u * COLS_V8_ROW_BYTES, src + k * src_step);
         }
         cp_async_commit();
     };
@@ -184,24 +186,35 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         cp_async_wait<1>(); /* tile t has landed (this thread's pieces; the barrier: everyone's) */
         __syncthreads();
         const uint32_t r0 = (t / tcols) * WROWS + rg * 16u, c0 = ((t % tcols) * wx + warp) * WCOLS + cg * NC;
-        /* this lane's 8 bytes of rows rg*16 .. +15: piece warp*2 + cg/2 of each, half cg & 1 */
-        const uint32_t *words = reinterpret_cast<const uint32_t *>(cols_stage + (size_t)buf * stage_pieces);
-        uint32_t amax_only_max = 0, w[16];
+        /* this lane's 8 bytes of rows rg*16 .. +15: piece warp*2 + cg/2 of each (slot ^ 2 rg), half
+         * cg & 1; row i is i * 256 bytes further (a compile-time offset) */
+        const uint32_t *words = reinterpret_cast<const uint32_t *>(cols_stage) +
+                                (buf * COLS_V8_STAGE_BYTES + rg * 16u * COLS_V8_ROW_BYTES +
+                                 ((warp * 2u + cg / 2u) ^ (2u * rg)) * 16u + (cg & 1u) * 8u) / 4u;
+        uint32_t amax_only_max = 0, w[16], pair_max = 0;
         /* The NC columns unrolled, except with SR or the RHT: their column code (Philox, the RHT's
          * FP32 and FP64 forms) is large enough that four copies overflowed the instruction cache
          * (ncu, run 36: "no instruction" was the main stall; 24K instructions per kernel). */
-#pragma unroll(SR || RHT ? 1 : NC)
+        constexpr int ROLLED = SR || RHT;
+#pragma unroll(ROLLED ? 1 : NC)
         for (int j = 0; j < NC; j++) {
             /* the lane's 32-bit word k of each of its 16 rows (two bf16 columns or one float32),
-             * read when its first column comes up so that only 16 words are live at a time */
+             * read when its first column comes up so that only 16 words are live at a time; the
+             * rolled loop reads them for every column (16 shared loads) rather than keep them
+             * across its iterations, where they spilled to local memory (run 45: 2 local
+             * accesses per element) */
             const int k = BF16 ? j / 2 : j;
-            if (!BF16 || j % 2 == 0)
+            if (ROLLED || !BF16 || j % 2 == 0)
 #pragma unroll
-                for (int i = 0; i < 16; i++) {
-                    const uint32_t r = rg * 16u + (uint32_t)i, c = warp * 2u + cg / 2u;
-                    w[i] = words[4u * (r * chunks + (c ^ block_cols_fast_swizzle(r, chunks))) + 2u * (cg & 1u) +
-                                 (uint32_t)k];
-                }
+                for (int i = 0; i < 16; i++)
+                    w[i] = words[i * (int)(COLS_V8_ROW_BYTES / 4u) + k];
+            /* bf16, unrolled: both columns' max |x| (as BF16 bits) at once, 16 x 2 */
+            if (BF16 && !ROLLED && j % 2 == 0) {
+                pair_max = __vmaxu2(w[0] & 0x7FFF7FFFu, w[1] & 0x7FFF7FFFu);
+#pragma unroll
+                for (int i = 2; i < 16; i += 2)
+                    pair_max = __vimax3_u16x2(pair_max, w[i] & 0x7FFF7FFFu, w[i + 1] & 0x7FFF7FFFu);
+            }
             /* column j's 16 elements, transformed when RHT */
             v7_elems e;
             float(&v)[16] = e.v;
@@ -221,10 +234,15 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                     amax_only_max = max(amax_only_max, abs_bits(v[i], a.nan_ignore));
                 continue;
             }
+            /* max of |x| bits (NaN above Inf) */
             uint32_t raw = 0;
+            if (BF16 && !ROLLED) {
+                raw = (j & 1) ? (pair_max & 0xFFFF0000u) : (pair_max << 16);
+            } else {
 #pragma unroll
-            for (int i = 0; i < 16; i++)
-                raw = max(raw, __float_as_uint(v[i]) & 0x7FFFFFFFu);
+                for (int i = 0; i < 16; i++)
+                    raw = max(raw, __float_as_uint(v[i]) & 0x7FFFFFFFu);
+            }
 #pragma unroll
             for (int o = CG; o < CG * TL; o <<= 1)
                 raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
@@ -232,7 +250,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             const uint32_t f = srow * rows + r0; /* stored linear index of the first element: SR counter */
             uint8_t *dst = a.codes + (size_t)srow * a.code_stride + (FP4 ? r0 / 2 : r0);
             const v7_tile tc =
-                code_tile16<KIND, F, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f, tile_mask, tab);
+                code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f, tile_mask, tab);
             const tile_scale &ts = tc.ts;
             const uint32_t am = tc.am;
             store_tile16<F>(a, tc, dst);

@@ -49,31 +49,71 @@ __device__ __forceinline__ tile_scale nvfp4_te_scale_finite(float amax, float te
     return s;
 }
 
+/* MX scale codes of BF16 block amaxes by exponent field (kernels v7 and v8, BF16 inputs). Under the
+ * rules floor, ceil, even, rceil and rceil-sat (torchao main) and gfloat, the code is a
+ * non-decreasing function of the amax that rises by at most one within a binade: each is the
+ * exponent of the amax, of the amax rounded at the element's mantissa width, or of the RN product
+ * amax * fp32(1 / max) (monotone, and less than a factor 2 wide over a binade) rounded up to a
+ * power of two, then clamped. So for a finite amax with exponent field e in 1..254 the code is
+ * base(e) + (mantissa > thr(e)). mx_code_entry finds base and thr with the rule itself
+ * (fpsim_mx_scale_code_dev) at the binade's two ends and by bisection over its 128 BF16 mantissas,
+ * so the entry holds for BF16 amax values only. Entry bits: base 0-7, 8 set when the entry holds,
+ * thr 9-31; 0 (the rule per block) for the fields 0 (subnormal amax: several steps within the
+ * field) and 255, for the log2f rules (rceil of torchao 0.18, microxcaling), and for any binade
+ * whose ends are more than one code apart. `fpsim verify --device gpu` sweeps every BF16 amax
+ * (tensor "amax sweep"). Replaces about 40 instructions of rule branches per block (run 45). */
+__device__ __forceinline__ uint32_t mx_code_entry(const qargs &a, uint32_t e)
+{
+    if (e < 1u || e > 254u || (a.rule == FPSIM_MX_RCEIL && a.ao == FPSIM_AO_0_18) || a.rule == FPSIM_MX_MICROXCALING)
+        return 0;
+    auto code_at = [&](uint32_t m7) {
+        return fpsim_mx_scale_code_dev(__uint_as_float(e << 23 | m7 << 16), a.rule, a.ao, a.elem);
+    };
+    const uint32_t lo = code_at(0), hi = code_at(127);
+    if (hi == lo) return lo | 0x100u | (0x7FFFFFu << 9);
+    if (hi != lo + 1u) return 0;
+    uint32_t l = 0, h = 127; /* code_at(l) == lo, code_at(h) == hi */
+    while (h - l > 1u) {
+        const uint32_t mid = (l + h) / 2u, c = code_at(mid);
+        if (c == lo)
+            l = mid;
+        else if (c == hi)
+            h = mid;
+        else
+            return 0;
+    }
+    return lo | 0x100u | ((l << 16 | 0xFFFFu) << 9); /* a BF16 mantissa above l's steps up */
+}
+
 /* The per-code half of a tile's scale for kernels v7 and v8, filled once per CTA: tab[code] =
- * (decoded scale, element multiplier, plain as int bits, 0) for all 256 codes, by the very
- * operations the per-tile path used (so any code has its entry):
+ * (decoded scale, element multiplier, plain as int bits, MX: mx_code_entry of exponent field
+ * code as bits) for all 256 codes, by the very operations the per-tile path used (so any code has
+ * its entry):
  *  - NVFP4 TE (E4M3 codes): nvfp4_te_scale_finite after its cvt, in place of a decode and an
  *    IEEE division per block (run 39);
  *  - MX (E8M0 codes): fpsim_e8m0_value_dev and mx_plain_mult under the scheme's rule, in place of
- *    their run-time rule branches per block (run 42).
+ *    their run-time rule branches per block (run 42), and with BF16 inputs the code entries above.
  * Other kinds have no table. Ends with a barrier: call it where every thread of the CTA arrives. */
 template <int KIND> struct scale_table_size {
     enum { N = KIND == FPSIM_KIND_NVFP4 || KIND == FPSIM_KIND_MX ? 256 : 1 };
 };
-template <int KIND> __device__ __forceinline__ void scale_table_fill(float4 *tab, const qargs &a, float s_dec)
+template <int KIND, int BF16>
+__device__ __forceinline__ void scale_table_fill(float4 *tab, const qargs &a, float s_dec)
 {
     if constexpr (KIND == FPSIM_KIND_NVFP4 || KIND == FPSIM_KIND_MX) {
         for (uint32_t c = threadIdx.x; c < 256u; c += blockDim.x) {
             int plain = 1;
             float inv, mult;
+            uint32_t entry = 0;
             if (KIND == FPSIM_KIND_NVFP4) {
                 inv = fpsim_hw_e4m3_value(c);
                 mult = nvfp4_te_mult(inv, s_dec);
             } else {
                 inv = fpsim_e8m0_value_dev(c);
                 mult = mx_plain_mult(c, a.rule, a.ao, &plain);
+                if (BF16) entry = mx_code_entry(a, c);
             }
-            tab[c] = make_float4(inv, mult, __int_as_float(plain), 0.0f);
+            tab[c] = make_float4(inv, mult, __int_as_float(plain), __uint_as_float(entry));
         }
         __syncthreads();
     } else {
@@ -92,11 +132,17 @@ __device__ __forceinline__ tile_scale nvfp4_te_scale_tab(float amax, float te_mu
     return s;
 }
 
-/* scale_of_tile<MX> and mx_plain_mult with the per-code part read from that table. */
+/* scale_of_tile<MX> and mx_plain_mult with the per-code part read from that table, and with BF16
+ * inputs the code too where its exponent field's entry holds. */
+template <int BF16>
 __device__ __forceinline__ tile_scale mx_scale_tab(const qargs &a, uint32_t amax_bits, const float4 *tab, int *plain)
 {
     tile_scale s;
-    s.code = fpsim_mx_scale_code_dev(tile_amax_value(amax_bits), a.rule, a.ao, a.elem);
+    const uint32_t entry = BF16 ? __float_as_uint(tab[amax_bits >> 23].w) : 0u; /* amax_bits <= 0x7FFFFFFF */
+    if (entry & 0x100u)
+        s.code = (entry & 0xFFu) + ((amax_bits & 0x7FFFFFu) > (entry >> 9));
+    else
+        s.code = fpsim_mx_scale_code_dev(tile_amax_value(amax_bits), a.rule, a.ao, a.elem);
     const float4 e = tab[s.code];
     s.inv = e.x;
     s.mult = e.y;
@@ -173,7 +219,7 @@ struct v7_tile {
     tile_scale ts;
     uint32_t c[4], sat, am;
 };
-template <int KIND, int F, int SR, int O0, int O1>
+template <int KIND, int F, int BF16, int SR, int O0, int O1>
 __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e, uint32_t raw,
                                                const float (&tv)[6], float te_mul, float elem_max, uint32_t f,
                                                uint32_t tile_mask, const float4 *tab)
@@ -183,14 +229,15 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
     if (KIND == FPSIM_KIND_NVFP4 && raw < FPSIM_F32_INF_BITS)
         out.ts = nvfp4_te_scale_tab(__uint_as_float(raw), te_mul, tab);
     else if (KIND == FPSIM_KIND_MX)
-        out.ts = mx_scale_tab(a, raw, tab, &plain);
+        out.ts = mx_scale_tab<BF16>(a, raw, tab, &plain);
     else
         out.ts = scale_of_tile<KIND>(a, raw, tv);
     constexpr int NW = code_words<F, 16>::W;
     uint32_t c[NW];
     out.sat = 0;
     out.am = raw;
-    if (tile_is_fast(a.fast_mode, raw, plain, out.ts.mult, elem_max)) {
+    /* E2M1 kernels run with FAST_SAT_SMALL only (fast_elem_mode), so their test folds */
+    if (tile_is_fast(F == FPSIM_E2M1 ? (int)FAST_SAT_SMALL : a.fast_mode, raw, plain, out.ts.mult, elem_max)) {
         float y[16];
 #pragma unroll
         for (int j = 0; j < 16; j++)
@@ -277,7 +324,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
     const float elem_max = fpsim_elem_max_dev(a.elem);
     const float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f)); /* NVFP4 TE: S_enc * fp32(1/6) */
     __shared__ float4 tab[scale_table_size<KIND>::N];
-    scale_table_fill<KIND>(tab, a, tv[5]);
+    scale_table_fill<KIND, BF16>(tab, a, tv[5]);
     const uint32_t lane = threadIdx.x & 31u;
     const uint32_t tile_mask = L <= 1 ? (1u << lane) : (((1u << L) - 1u) << (lane & ~(uint32_t)(L - 1)));
     const uint32_t span = 512u * G; /* elements per warp and pass */
@@ -316,7 +363,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
             if (f >= n) continue;
 
             const v7_tile tc =
-                code_tile16<KIND, F, SR, 1, (L > 1 ? L : 1)>(a, e, raw, tv, te_mul, elem_max, f, tile_mask, tab);
+                code_tile16<KIND, F, BF16, SR, 1, (L > 1 ? L : 1)>(a, e, raw, tv, te_mul, elem_max, f, tile_mask, tab);
             const tile_scale &ts = tc.ts;
             const uint32_t am = tc.am;
             store_tile16<F>(a, tc, a.codes + (FP4 ? f / 2 : f));

@@ -21,6 +21,17 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src)
 #endif
 }
 
+/* The same with dst as a shared-space address (__cvta_generic_to_shared), so that a caller can
+ * form it with integer operations and compile-time offsets. */
+__device__ __forceinline__ void cp_async16_shared(uint32_t dst, const void *src)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+#else
+    *static_cast<uint4 *>(__cvta_shared_to_generic(dst)) = *static_cast<const uint4 *>(src);
+#endif
+}
+
 /* Close this thread's current group of copies (an empty group is allowed). */
 __device__ __forceinline__ void cp_async_commit()
 {

@@ -162,6 +162,35 @@ static void fill_adversarial(float *x, size_t rows, size_t cols, size_t B, int e
     }
 }
 
+/* Every positive finite BF16 value (0x0001 .. 0x7F7F) as a block amax, rowwise and columnwise at
+ * once: within each 32 x 32 tile, diagonal element i is value d + 1 (d = tile * 32 + i, cycling;
+ * negative for odd d), so it is the largest of its row's 32-wide block and of its column's 32-tall
+ * block; every other element is min(the two diagonals it shares a block with) times [0, 1). The
+ * MX kernels take the scale code of a BF16 amax from a per-exponent table (block_rows_fast_kernel.cuh
+ * mx_code_entry); this sweep puts each table step under its rule. rows and cols: multiples of 32. */
+static float bf16_sweep_value(size_t d)
+{
+    const uint32_t bits = 1u + (uint32_t)(d % 0x7F7Fu);
+    return u2f(bits << 16 | (d & 1 ? 0x80000000u : 0u));
+}
+
+static void fill_amax_sweep(float *x, size_t rows, size_t cols, uint64_t seed)
+{
+    uint64_t s = seed;
+    const size_t tcols = cols / 32;
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++) {
+            const size_t tile = (r / 32) * tcols + c / 32;
+            if (r % 32 == c % 32) {
+                x[r * cols + c] = bf16_sweep_value(tile * 32 + r % 32);
+                continue;
+            }
+            const float a = fabsf(bf16_sweep_value(tile * 32 + r % 32)), b = fabsf(bf16_sweep_value(tile * 32 + c % 32));
+            const float v = (a < b ? a : b) * rng_unit(&s);
+            x[r * cols + c] = rng_next(&s) & 1 ? -v : v;
+        }
+}
+
 static void to_bf16(uint16_t *h, float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -292,7 +321,7 @@ static void compare_q(const fpsim_qtensor *c, const fpsim_qtensor *g, fpsim_gpu_
 typedef struct tensor_case {
     const char *name;
     size_t rows, cols;
-    int kind; /* 0 random, 1 adversarial */
+    int kind; /* 0 random, 1 adversarial, 2 amax sweep */
     int large;
 } tensor_case;
 
@@ -308,9 +337,10 @@ fpsim_status fpsim_gpu_verify_blocks(const fpsim_gpu_verify_opts *o, fpsim_gpu_c
         /* columnwise kernel v8 CTAs 1-4 warp tiles wide (bf16 208 = 13 x 16 columns, 864 = 54 x 16) */
         {"narrow 384x208", 384, 208, 1, 0},    {"random 256x864", 256, 864, 0, 0},
         /* 96 rows: columnwise copies take kernel v5 (rows a multiple of 32, not of 128) */
-        {"v5 96x512", 96, 512, 1, 0},          {"large 4096x8192", 4096, 8192, 0, 1},
+        {"v5 96x512", 96, 512, 1, 0},          {"amax sweep 256x4096", 256, 4096, 2, 0},
+        {"large 4096x8192", 4096, 8192, 0, 1},
     };
-    size_t maxn = o->large ? 4096 * 8192 : 512 * 1024;
+    size_t maxn = o->large ? 4096 * 8192 : 256 * 4096;
     float *x = malloc(maxn * sizeof *x);
     uint16_t *h = malloc(maxn * sizeof *h);
     if (!x || !h) {
@@ -339,6 +369,8 @@ fpsim_status fpsim_gpu_verify_blocks(const fpsim_gpu_verify_opts *o, fpsim_gpu_c
             for (int bf = 0; bf < 2; bf++) {
                 if (tc->kind == 0)
                     fill_random(x, tc->rows, tc->cols, 1000 + ti * 7 + si, 12);
+                else if (tc->kind == 2)
+                    fill_amax_sweep(x, tc->rows, tc->cols, 3000 + si);
                 else
                     fill_adversarial(x, tc->rows, tc->cols, B, s.elem, 2000 + ti * 7 + si);
                 if (bf) to_bf16(h, x, n);

@@ -53,7 +53,7 @@ run() {
     }
 
     has verify && {
-        timeout 60 build-devonly/fpsim-device verify --device gpu > "$OUT/verify.log" 2>&1
+        timeout 150 build-devonly/fpsim-device verify --device gpu > "$OUT/verify.log" 2>&1
         echo "verify --device gpu (sample): rc=$? ($(( $(date +%s) - t0 )) s); $(tail -1 "$OUT/verify.log")" >> "$S"
     }
     has bench && {

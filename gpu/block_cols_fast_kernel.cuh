@@ -19,12 +19,13 @@
  * Loads go through shared memory (since run 19): a CTA of wx warps (1-8, the widest that divides
  * the columns) owns a tile of 128 rows by wx warp tiles, copied by cp.async in whole 16-byte
  * pieces (a warp copies 512 contiguous bytes where it used to load 32-byte row pieces straight
- * into registers) into one of two buffers while the other is coded, then each lane reads its 16
- * rows from shared memory. Block FP8 columnwise went from 54% to 72% of the copy, MXFP8 from 41%
- * to 57% (runs 19-22), then to 79% and 74% once the kernel carried only its own kind's scale code
- * (run 29 on). What limits it now is issue: about 10-11 integer-pipe instructions per element,
- * with 16 warps per SM (128 registers); 3 CTAs per SM (80 registers) and 3-4 buffers were
- * measured slower (runs 20-21).
+ * into registers) into one of two buffers while the other is coded, then each lane reads its
+ * 16 rows from shared memory. Block FP8 columnwise went from 54% to 72% of the copy, MXFP8
+ * from 41% to 57% (runs 19-22), then to 79% and 74% once the kernel carried only its own kind's
+ * scale code (run 29 on), then to 83% once the staging and the reads lost their address
+ * arithmetic and MX its rule branches (runs 45-47: 11-12 instructions per element, from 17).
+ * What limits it since is the wait for the staged tile at the barrier and fixed-latency
+ * dependencies, with 16 warps per SM (128 registers).
  *
  * Per column the arithmetic is kernel v5's: the optional 16-point RHT (exact in FP32 when the
  * terms allow it, else the double-precision routine, as v5), the tile amax, the scale rule, the
@@ -53,6 +54,8 @@ __host__ __device__ constexpr int block_cols_fast_row_groups(int tc)
  * half-warp reads at once get slots 0, 2, 4, 6 apart, so their 8-byte reads fall in different banks. */
 constexpr uint32_t COLS_V8_ROW_BYTES = 256u, COLS_V8_STAGE_BYTES = 128u * COLS_V8_ROW_BYTES;
 
+
+
 /* CTAs per SM kernel v8 is compiled for (registers: at most 65536 / (256 x this)); 3 measured
  * slower than 2 (gpu/RESULTS.md run 21). */
 #ifndef FPSIM_GPU_COLS_V8_MIN_BLOCKS
@@ -62,7 +65,7 @@ constexpr uint32_t COLS_V8_ROW_BYTES = 256u, COLS_V8_STAGE_BYTES = 128u * COLS_V
 /* Dynamic shared memory of a kernel v8 CTA: the two buffers (the same for every width). */
 inline size_t block_cols_fast_smem(uint32_t wx)
 {
-    return (void)wx, 2u * COLS_V8_STAGE_BYTES;
+    return (void)wx, 2u * (size_t)COLS_V8_STAGE_BYTES;
 }
 
 /* The double-precision RHT (rht16_bf16), out of line so its registers stay out of the kernel's. */
@@ -156,7 +159,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     /* The CTA tile: WROWS rows by wx warp tiles side by side (wx = blockDim.x / 32, 1-8, chosen by
      * the host so that it divides the shape), staged through shared memory (two buffers). */
     const uint32_t wx = blockDim.x / 32u, warp = threadIdx.x / 32u;
-    const uint32_t tcols = cols / (wx * WCOLS), ntiles = (rows / WROWS) * tcols;
+    const uint32_t tcols = cols / (wx * WCOLS);
     const size_t row_bytes = (size_t)cols * (BF16 ? 2 : 4);
     extern __shared__ uint4 cols_stage[];
     /* Staging a CTA tile (128 rows of 2 wx pieces, by cp.async): thread q copies piece q % (2 wx)
@@ -166,10 +169,25 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     const uint32_t stage_base = (uint32_t)__cvta_generic_to_shared(cols_stage);
     const uint32_t dst0 = my_row * COLS_V8_ROW_BYTES + my_piece * 16u;
     const size_t src0 = (size_t)my_row * row_bytes + my_piece * 16u, src_step = 16u * row_bytes;
-    auto stage_tile = [&](uint32_t t, uint32_t buf) {
-        if (t < ntiles) {
-            const char *src = static_cast<const char *>(a.x) + (size_t)(t / tcols) * WROWS * row_bytes +
-                              (size_t)(t % tcols) * wx * 32u + src0;
+    /* A tile index t as its row and column of CTA tiles (t / tcols, t % tcols), stepped by
+     * gridDim.x without dividing: the two divisions by the run-time tcols that each pass did
+     * cost about 40 of a thread's instructions per 64 elements (run 47's profile). */
+    struct tile_pos {
+        uint32_t row, col;
+    };
+    const uint32_t trows = rows / WROWS, step_row = gridDim.x / tcols, step_col = gridDim.x % tcols;
+    auto advance = [&](tile_pos &p) {
+        p.row += step_row;
+        p.col += step_col;
+        if (p.col >= tcols) {
+            p.col -= tcols;
+            p.row++;
+        }
+    };
+    auto stage_tile = [&](const tile_pos &p, uint32_t buf) {
+        if (p.row < trows) {
+            const char *src = static_cast<const char *>(a.x) + (size_t)p.row * WROWS * row_bytes +
+                              (size_t)p.col * wx * 32u + src0;
             const uint32_t dst = stage_base + buf * COLS_V8_STAGE_BYTES;
 #pragma unroll
             for (uint32_t k = 0; k < 8u; k++)
@@ -177,15 +195,19 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         }
         cp_async_commit();
     };
-    /* two buffers: tile t + gridDim.x loads while tile t is coded (3 or 4 measured slower: they
-     * cost CTAs per SM, gpu/RESULTS.md run 20) */
-    stage_tile(blockIdx.x, 0);
+    /* two buffers: the tile gridDim.x ahead loads while this one is coded. (Three, with two tiles
+     * in flight and one barrier per tile, measured slower: 79.5% against 82-83% of copy for MXFP8
+     * cols, run 49; three or four had also lost in runs 20-21.) */
+    tile_pos cur = {blockIdx.x / tcols, blockIdx.x % tcols}, ahead = cur;
+    stage_tile(ahead, 0);
+    advance(ahead);
     uint32_t buf = 0;
-    for (uint32_t t = blockIdx.x; t < ntiles; t += gridDim.x, buf ^= 1u) {
-        stage_tile(t + gridDim.x, buf ^ 1u);
-        cp_async_wait<1>(); /* tile t has landed (this thread's pieces; the barrier: everyone's) */
+    for (; cur.row < trows; advance(cur), buf ^= 1u) {
+        stage_tile(ahead, buf ^ 1u);
+        advance(ahead);
+        cp_async_wait<1>(); /* this tile has landed (this thread's pieces; the barrier: everyone's) */
         __syncthreads();
-        const uint32_t r0 = (t / tcols) * WROWS + rg * 16u, c0 = ((t % tcols) * wx + warp) * WCOLS + cg * NC;
+        const uint32_t r0 = cur.row * WROWS + rg * 16u, c0 = (cur.col * wx + warp) * WCOLS + cg * NC;
         /* this lane's 8 bytes of rows rg*16 .. +15: piece warp*2 + cg/2 of each (slot ^ 2 rg), half
          * cg & 1; row i is i * 256 bytes further (a compile-time offset) */
         const uint32_t *words = reinterpret_cast<const uint32_t *>(cols_stage) +

@@ -53,6 +53,13 @@ __host__ __device__ constexpr int block_cols_fast_row_groups(int tc)
  * Piece c of staged row r sits in slot c ^ (2 (r / 16)): the 4 row groups (16 rows each) that a
  * half-warp reads at once get slots 0, 2, 4, 6 apart, so their 8-byte reads fall in different banks. */
 constexpr uint32_t COLS_V8_ROW_BYTES = 256u, COLS_V8_STAGE_BYTES = 128u * COLS_V8_ROW_BYTES;
+/* Staging buffers: two (the tile gridDim.x ahead loads while this one is coded). Three measured
+ * slower, whether with one barrier per pass (run 49) or two (run 51): 79% against 82-83% of copy
+ * for MXFP8 cols; so had three and four in runs 20-21. */
+#ifndef FPSIM_GPU_COLS_V8_STAGES
+#define FPSIM_GPU_COLS_V8_STAGES 2
+#endif
+constexpr uint32_t COLS_V8_STAGES = FPSIM_GPU_COLS_V8_STAGES;
 
 
 
@@ -65,7 +72,7 @@ constexpr uint32_t COLS_V8_ROW_BYTES = 256u, COLS_V8_STAGE_BYTES = 128u * COLS_V
 /* Dynamic shared memory of a kernel v8 CTA: the two buffers (the same for every width). */
 inline size_t block_cols_fast_smem(uint32_t wx)
 {
-    return (void)wx, 2u * (size_t)COLS_V8_STAGE_BYTES;
+    return (void)wx, (size_t)COLS_V8_STAGES * COLS_V8_STAGE_BYTES;
 }
 
 /* The double-precision RHT (rht16_bf16), out of line so its registers stay out of the kernel's. */
@@ -195,17 +202,20 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         }
         cp_async_commit();
     };
-    /* two buffers: the tile gridDim.x ahead loads while this one is coded. (Three, with two tiles
-     * in flight and one barrier per tile, measured slower: 79.5% against 82-83% of copy for MXFP8
-     * cols, run 49; three or four had also lost in runs 20-21.) */
+    /* the first STAGES - 1 tiles start loading; each pass starts the tile STAGES - 1 passes ahead
+     * in the buffer the pass before read (the pass's last barrier has let every lane leave it),
+     * then waits for its own tile (at most STAGES - 1 newer groups pending) */
     tile_pos cur = {blockIdx.x / tcols, blockIdx.x % tcols}, ahead = cur;
-    stage_tile(ahead, 0);
-    advance(ahead);
-    uint32_t buf = 0;
-    for (; cur.row < trows; advance(cur), buf ^= 1u) {
-        stage_tile(ahead, buf ^ 1u);
+#pragma unroll
+    for (uint32_t s = 0; s + 1u < COLS_V8_STAGES; s++) {
+        stage_tile(ahead, s);
         advance(ahead);
-        cp_async_wait<1>(); /* this tile has landed (this thread's pieces; the barrier: everyone's) */
+    }
+    uint32_t buf = 0;
+    for (; cur.row < trows; advance(cur), buf = buf + 1u == COLS_V8_STAGES ? 0u : buf + 1u) {
+        stage_tile(ahead, buf == 0u ? COLS_V8_STAGES - 1u : buf - 1u); /* the buffer the last pass read */
+        advance(ahead);
+        cp_async_wait<COLS_V8_STAGES - 1>(); /* this tile has landed (this thread's pieces; the barrier: everyone's) */
         __syncthreads();
         const uint32_t r0 = cur.row * WROWS + rg * 16u, c0 = (cur.col * wx + warp) * WCOLS + cg * NC;
         /* this lane's 8 bytes of rows rg*16 .. +15: piece warp*2 + cg/2 of each (slot ^ 2 rg), half

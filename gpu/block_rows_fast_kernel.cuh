@@ -332,11 +332,11 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
     const uint32_t warps = gridDim.x * (blockDim.x / 32u);
     for (uint32_t ch = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u; ch < nchunks; ch += warps) {
         /* The warp's chunk FPSIM_GPU_V7_PREFETCH_AHEAD passes ahead into L2 while this one loads
-         * and computes (whole chunks only). */
+         * and computes (whole chunks only): one 128-byte line per lane (2 KB: 16 lanes). */
         const uint32_t ahead = ch + FPSIM_GPU_V7_PREFETCH_AHEAD * warps,
                        chunk_bytes = span * (BF16 ? 2u : 4u);
-        if (lane == 0 && (ahead + 1u) * span <= n)
-            prefetch_l2(static_cast<const char *>(a.x) + (size_t)ahead * chunk_bytes, chunk_bytes);
+        if (lane * 128u < chunk_bytes && (ahead + 1u) * span <= n)
+            prefetch_line_l2(static_cast<const char *>(a.x) + (size_t)ahead * chunk_bytes + lane * 128u);
         uint4 w[G][W];
 #pragma unroll
         for (int g = 0; g < G; g++) {

@@ -166,6 +166,18 @@ __device__ __forceinline__ void prefetch_l2(const void *p, uint32_t bytes)
 #endif
 }
 
+/* Prefetch the 128-byte line at p into L2 (prefetch.global.L2): a plain per-lane instruction, where
+ * prefetch_l2's bulk form needs warp-uniform operands and costs a loop of about 20 instructions
+ * around it when they come from per-thread registers (run 47's profile of kernel v7). */
+__device__ __forceinline__ void prefetch_line_l2(const void *p)
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#else
+    (void)p;
+#endif
+}
+
 /* The elements of a 16-byte word as floats: 8 bf16 (exact widening; element 2q + 1 in the high
  * half of 32-bit word q) or 4 float32, into v[0 .. 7] or v[0 .. 3]. */
 template <int BF16> __device__ __forceinline__ void widen_word(const uint4 &w, float *v)

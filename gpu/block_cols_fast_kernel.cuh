@@ -61,15 +61,14 @@ constexpr uint32_t COLS_V8_ROW_BYTES = 256u, COLS_V8_STAGE_BYTES = 128u * COLS_V
 #endif
 constexpr uint32_t COLS_V8_STAGES = FPSIM_GPU_COLS_V8_STAGES;
 
-
-
 /* CTAs per SM kernel v8 is compiled for (registers: at most 65536 / (256 x this)); 3 measured
  * slower than 2 (gpu/RESULTS.md run 21). */
 #ifndef FPSIM_GPU_COLS_V8_MIN_BLOCKS
 #define FPSIM_GPU_COLS_V8_MIN_BLOCKS 2
 #endif
 
-/* Dynamic shared memory of a kernel v8 CTA: the two buffers (the same for every width). */
+/* Dynamic shared memory of a kernel v8 CTA: its buffers, the same for every width (64 KB; a
+ * narrow CTA, wx <= 2 for columns not a multiple of 64, fits fewer of itself per SM for it). */
 inline size_t block_cols_fast_smem(uint32_t wx)
 {
     return (void)wx, (size_t)COLS_V8_STAGES * COLS_V8_STAGE_BYTES;
@@ -213,9 +212,10 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     }
     uint32_t buf = 0;
     for (; cur.row < trows; advance(cur), buf = buf + 1u == COLS_V8_STAGES ? 0u : buf + 1u) {
-        stage_tile(ahead, buf == 0u ? COLS_V8_STAGES - 1u : buf - 1u); /* the buffer the last pass read */
+        stage_tile(ahead, buf == 0u ? COLS_V8_STAGES - 1u : buf - 1u); /* the last pass read it */
         advance(ahead);
-        cp_async_wait<COLS_V8_STAGES - 1>(); /* this tile has landed (this thread's pieces; the barrier: everyone's) */
+        /* this tile has landed (this thread's pieces; after the barrier, everyone's) */
+        cp_async_wait<COLS_V8_STAGES - 1>();
         __syncthreads();
         const uint32_t r0 = cur.row * WROWS + rg * 16u, c0 = (cur.col * wx + warp) * WCOLS + cg * NC;
         /* this lane's 8 bytes of rows rg*16 .. +15: piece warp*2 + cg/2 of each (slot ^ 2 rg), half
@@ -282,7 +282,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             const uint32_t f = srow * rows + r0; /* stored linear index of the first element: SR counter */
             uint8_t *dst = a.codes + (size_t)srow * a.code_stride + (FP4 ? r0 / 2 : r0);
             const v7_tile tc =
-                code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f, tile_mask, tab);
+                code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f, tile_mask,
+                                                            tab);
             const tile_scale &ts = tc.ts;
             const uint32_t am = tc.am;
             store_tile16<F>(a, tc, dst);

@@ -64,7 +64,8 @@ __device__ __forceinline__ tile_scale nvfp4_te_scale_finite(float amax, float te
  * (tensor "amax sweep"). Replaces about 40 instructions of rule branches per block (run 45). */
 __device__ __forceinline__ uint32_t mx_code_entry(const qargs &a, uint32_t e)
 {
-    if (e < 1u || e > 254u || (a.rule == FPSIM_MX_RCEIL && a.ao == FPSIM_AO_0_18) || a.rule == FPSIM_MX_MICROXCALING)
+    if (e < 1u || e > 254u || (a.rule == FPSIM_MX_RCEIL && a.ao == FPSIM_AO_0_18) ||
+        a.rule == FPSIM_MX_MICROXCALING)
         return 0;
     auto code_at = [&](uint32_t m7) {
         return fpsim_mx_scale_code_dev(__uint_as_float(e << 23 | m7 << 16), a.rule, a.ao, a.elem);
@@ -135,7 +136,8 @@ __device__ __forceinline__ tile_scale nvfp4_te_scale_tab(float amax, float te_mu
 /* scale_of_tile<MX> and mx_plain_mult with the per-code part read from that table, and with BF16
  * inputs the code too where its exponent field's entry holds. */
 template <int BF16>
-__device__ __forceinline__ tile_scale mx_scale_tab(const qargs &a, uint32_t amax_bits, const float4 *tab, int *plain)
+__device__ __forceinline__ tile_scale mx_scale_tab(const qargs &a, uint32_t amax_bits, const float4 *tab,
+                                                  int *plain)
 {
     tile_scale s;
     const uint32_t entry = BF16 ? __float_as_uint(tab[amax_bits >> 23].w) : 0u; /* amax_bits <= 0x7FFFFFFF */
@@ -237,7 +239,8 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
     out.sat = 0;
     out.am = raw;
     /* E2M1 kernels run with FAST_SAT_SMALL only (fast_elem_mode), so their test folds */
-    if (tile_is_fast(F == FPSIM_E2M1 ? (int)FAST_SAT_SMALL : a.fast_mode, raw, plain, out.ts.mult, elem_max)) {
+    const int fast_mode = F == FPSIM_E2M1 ? (int)FAST_SAT_SMALL : a.fast_mode;
+    if (tile_is_fast(fast_mode, raw, plain, out.ts.mult, elem_max)) {
         float y[16];
 #pragma unroll
         for (int j = 0; j < 16; j++)
@@ -363,7 +366,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
             if (f >= n) continue;
 
             const v7_tile tc =
-                code_tile16<KIND, F, BF16, SR, 1, (L > 1 ? L : 1)>(a, e, raw, tv, te_mul, elem_max, f, tile_mask, tab);
+                code_tile16<KIND, F, BF16, SR, 1, (L > 1 ? L : 1)>(a, e, raw, tv, te_mul, elem_max, f,
+                                                                   tile_mask, tab);
             const tile_scale &ts = tc.ts;
             const uint32_t am = tc.am;
             store_tile16<F>(a, tc, a.codes + (FP4 ? f / 2 : f));

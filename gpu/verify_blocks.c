@@ -185,7 +185,8 @@ static void fill_amax_sweep(float *x, size_t rows, size_t cols, uint64_t seed)
                 x[r * cols + c] = bf16_sweep_value(tile * 32 + r % 32);
                 continue;
             }
-            const float a = fabsf(bf16_sweep_value(tile * 32 + r % 32)), b = fabsf(bf16_sweep_value(tile * 32 + c % 32));
+            const float a = fabsf(bf16_sweep_value(tile * 32 + r % 32));
+            const float b = fabsf(bf16_sweep_value(tile * 32 + c % 32));
             const float v = (a < b ? a : b) * rng_unit(&s);
             x[r * cols + c] = rng_next(&s) & 1 ? -v : v;
         }

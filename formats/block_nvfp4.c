@@ -23,6 +23,7 @@
 #include "block_arith.h"
 #include "fpsim_block.h"
 #include "fpsim_core.h"
+#include "rht16_mma.h"
 
 #include <float.h>
 #include <math.h>
@@ -178,6 +179,22 @@ void fpsim_rht16(float y[16], const float x[16])
             y[j] = (float)(a < 0 ? -fq * 0x1p-133 : fq * 0x1p-133);
         }
     }
+}
+
+void fpsim_rht16_mma(float y[16], const float x[16])
+{
+    uint32_t in[16], out[16];
+    memcpy(in, x, sizeof in);
+    fpsim_rht16_mma_bits(out, in);
+    memcpy(y, out, sizeof out);
+}
+
+void fpsim_rht16_scheme(float y[16], const float x[16], const fpsim_scheme *s)
+{
+    if (s->rhtsum == FPSIM_RHT_MMA)
+        fpsim_rht16_mma(y, x);
+    else
+        fpsim_rht16(y, x);
 }
 
 /* torch's E4M3 -> float32 (c10 fp8e4m3fn_to_fp32_value) turns the NaN codes into 0x7FF00000

@@ -258,6 +258,7 @@ static void stats_rows(void *ctx, size_t b, size_t e)
 typedef struct rht_ctx {
     float *x;
     size_t qcols; /* a multiple of 16 */
+    const fpsim_scheme *s;
 } rht_ctx;
 
 static void rht_rows(void *ctx, size_t b, size_t e)
@@ -265,7 +266,7 @@ static void rht_rows(void *ctx, size_t b, size_t e)
     const rht_ctx *c = ctx;
     for (size_t r = b; r < e; r++)
         for (size_t j = 0; j < c->qcols; j += 16)
-            fpsim_rht16(c->x + r * c->qcols + j, c->x + r * c->qcols + j);
+            fpsim_rht16_scheme(c->x + r * c->qcols + j, c->x + r * c->qcols + j, c->s);
 }
 
 typedef struct run_ctx {
@@ -468,7 +469,7 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
         if (!grow_aligned(&out->work_src, &out->cap_work_src, rows * cols * sizeof(float)))
             return fpsim_fail(FPSIM_ENOMEM, "out of memory for a %zu x %zu transpose", cols, rows);
         tmp = out->work_src;
-        if (rht && fpsim_block_have_avx512()) {
+        if (rht && s->rhtsum == FPSIM_RHT_EXACT && fpsim_block_have_avx512()) {
             /* TE: BF16 output of the Hadamard matmul, 16-vectors along the stored rows; the
              * transpose, the transform and the post-RHT amax in one pass. The copy is kept as
              * BF16 bits (half the memory traffic; its values are BF16) unless the statistics
@@ -496,7 +497,7 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
             transpose_ctx t = {x, tmp, rows, cols};
             fpsim_parallel_for(cols, 64, transpose_rows, &t, threads);
             if (rht) {
-                rht_ctx rc = {tmp, qcols};
+                rht_ctx rc = {tmp, qcols, s};
                 fpsim_parallel_for(qrows, 16, rht_rows, &rc, threads);
             }
         }

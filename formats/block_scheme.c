@@ -46,6 +46,7 @@ static const char *const g_modes[FPSIM_TENSOR_MODE_COUNT] = {"current", "delayed
 static const char *const g_nans[2] = {"propagate", "ignore"};
 static const char *const g_algos[2] = {"max", "most_recent"};
 static const char *const g_aos[2] = {"main", "0.18"};
+static const char *const g_rhtsums[FPSIM_RHT_SUM_COUNT] = {"exact", "mma"};
 
 const char *const *fpsim_scheme_names(size_t *count)
 {
@@ -134,7 +135,7 @@ static const char *kind_keys(int kind)
 {
     switch (kind) {
     case FPSIM_KIND_MX: return "rule, nan, tile (1x32|32x32), ao, cast";
-    case FPSIM_KIND_NVFP4: return "chain, nan, tile (1x16|16x16), sr, rht, global, cast";
+    case FPSIM_KIND_NVFP4: return "chain, nan, tile (1x16|16x16), sr, rht, rhtsum, global, cast";
     case FPSIM_KIND_FP8_BLOCK:
         return "scale, nan, tile (1x128|128x128), eps, fmt, cast";
     default: return "mode, nan, fmt, pow2, eps, margin, history, algo, cast";
@@ -239,6 +240,10 @@ static fpsim_status apply_key(fpsim_scheme *s, const char *name, const char *key
     if (strcmp(key, "rht") == 0) {
         ONLY(k == FPSIM_KIND_NVFP4);
         return parse_bool(key, v, &s->rht);
+    }
+    if (strcmp(key, "rhtsum") == 0) {
+        ONLY(k == FPSIM_KIND_NVFP4);
+        return enum_value(key, v, g_rhtsums, FPSIM_RHT_SUM_COUNT, &s->rhtsum);
     }
     if (strcmp(key, "global") == 0) {
         ONLY(k == FPSIM_KIND_NVFP4);
@@ -382,9 +387,9 @@ fpsim_status fpsim_scheme_format(char *buf, size_t cap, const fpsim_scheme *s)
                      nan, s->tile_rows, s->tile_cols, s->ao < 2 ? g_aos[s->ao] : "?", cast);
         break;
     case FPSIM_KIND_NVFP4:
-        n = snprintf(buf, cap, "%s:chain=%s,nan=%s,tile=%ux%u,sr=%u,rht=%u,global=%u%s", name,
-                     fpsim_nvfp4_chain_name(s->chain), nan, s->tile_rows, s->tile_cols, s->sr,
-                     s->rht, s->gscale, cast);
+        n = snprintf(buf, cap, "%s:chain=%s,nan=%s,tile=%ux%u,sr=%u,rht=%u,rhtsum=%s,global=%u%s", name,
+                     fpsim_nvfp4_chain_name(s->chain), nan, s->tile_rows, s->tile_cols, s->sr, s->rht,
+                     s->rhtsum < FPSIM_RHT_SUM_COUNT ? g_rhtsums[s->rhtsum] : "?", s->gscale, cast);
         break;
     case FPSIM_KIND_FP8_BLOCK:
         n = snprintf(buf, cap, "%s:scale=%s,nan=%s,tile=%ux%u,fmt=%s,eps=%.9g%s", name,

@@ -14,6 +14,8 @@
  *   mode  per-tensor FP8: current | delayed | torchao
  *   fmt   FP8 element format of fp8-block / fp8-tensor: e4m3 | e5m2
  *   sr=0|1 rht=0|1 pow2=0|1 eps=FLOAT margin=INT history=INT algo=max|most_recent
+ *   rhtsum NVFP4 RHT arithmetic: exact (one BF16 rounding of the exact sum) | mma (as TE's BF16
+ *         tensor-core matmul computes it: formats/rht16_mma.h)
  *   cast  element conversion policy name of fpsim_formats (default: the emulated library's)
  *   ao=main|0.18 (torchao release for MX edge cases)  global=0|1 (NVFP4 torchao two-level)
  *
@@ -69,6 +71,12 @@ typedef enum fpsim_nvfp4_chain {
     FPSIM_NVFP4_CHAIN_COUNT
 } fpsim_nvfp4_chain;
 
+typedef enum fpsim_rht_sum {
+    FPSIM_RHT_EXACT = 0, /* y_j = BF16_RNE(exact sum): TE's result whenever the FP32 accumulation is exact */
+    FPSIM_RHT_MMA,       /* the BF16 MMA's block rule (16 products aligned, RZ to FP32), then BF16 RNE */
+    FPSIM_RHT_SUM_COUNT
+} fpsim_rht_sum;
+
 typedef enum fpsim_fp8_block_scale {
     FPSIM_FP8B_TE_POW2 = 0,   /* TE: 448/amax rounded down to 2^k (scale), scale_inv = 1/scale */
     FPSIM_FP8B_TE_FP32,       /* TE with NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1 */
@@ -117,6 +125,7 @@ typedef struct fpsim_scheme {
     uint8_t algo;        /* fpsim_amax_algo (delayed) */
     uint8_t sr;          /* NVFP4: stochastic rounding of elements (TE byte-per-element) */
     uint8_t rht;         /* NVFP4: 16-point random Hadamard transform on columnwise copies */
+    uint8_t rhtsum;      /* fpsim_rht_sum: how the RHT's 16-term sums are computed */
     uint8_t pow2;        /* fp8-tensor current/torchao: power-of-two scale */
     uint8_t ao;          /* fpsim_torchao_version (MX rules floor/ceil/even/rceil) */
     uint8_t gscale;      /* NVFP4 torchao chains: 1 two-level (per-tensor FP32 scale), 0 single */
@@ -255,6 +264,10 @@ float fpsim_e8m0_value(uint8_t e); /* 2^(e-127); 0 -> 2^-127 (subnormal), 255 ->
 /* 16-point RHT of one vector, TE / torchao sign vector, 0.25 normalization; y rounded to BF16
  * (returned as float holding a BF16 value). x and y may alias. */
 void fpsim_rht16(float y[16], const float x[16]);
+/* The same transform as a BF16 tensor-core MMA computes it (rhtsum=mma, formats/rht16_mma.h). */
+void fpsim_rht16_mma(float y[16], const float x[16]);
+/* fpsim_rht16 or fpsim_rht16_mma, as the scheme's rhtsum says. */
+void fpsim_rht16_scheme(float y[16], const float x[16], const fpsim_scheme *s);
 /* Swizzled offset of scale (r, c) in the cuBLAS 128x4 layout of a grid with `scols` columns
  * (padded to 4). */
 size_t fpsim_cublas_swizzle_offset(size_t r, size_t c, size_t scols);

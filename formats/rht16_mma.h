@@ -1,0 +1,135 @@
+/* rht16_mma.h: TE's 16-point RHT as a BF16 tensor-core MMA computes it (scheme key rhtsum=mma),
+ * bit for bit. Compiled by gcc for the CPU quantizer and by nvcc for the GPU kernels that do not
+ * issue the MMA themselves (FPSIM_HD).
+ *
+ * TE's wgrad RHT is a BF16 matmul with FP32 accumulation, y = BF16(x . (0.25 diag(s) H16)), done
+ * on tensor cores by both its reference path and its fused kernel (formats-spec.md 5.5). A
+ * 16-term dot product is one tensor-core block on Hopper and Blackwell (HMMA.16816.F32.BF16 and
+ * HGMMA; Khattak & Mikaitis' H100/H200/B200 parameters: 16 products per block, 2 extra alignment
+ * bits), and one block computes (gpu-numerics.md 3.2, the `hopper-hgmma` model of sim/, which
+ * reproduced cuBLASLt BF16 GEMMs on the H200 bit for bit):
+ *   1. each product exactly; here b = +-0.25, so a product is a_i scaled by 2^-2;
+ *   2. E = the largest product exponent over the nonzero products (a subnormal a counts with
+ *      exponent -126 and no hidden bit);
+ *   3. every product's magnitude truncated to a multiple of 2^(E - 25), then the sign applied;
+ *   4. the exact sum of those, truncated (RZ) to 24 significant bits and then to FP32's
+ *      subnormal grid; beyond FLT_MAX +-Inf; a zero sum +0 (C = 0 adds nothing);
+ *   5. NaN in, or +Inf with -Inf among the products, gives NaN; one infinity passes through.
+ * The FP32 result is then rounded to BF16, nearest-even (TE's downcast; cvt.rn.bf16x2.f32 on the
+ * GPU, whose NaN is 0x7FFF).
+ * It differs from rhtsum=exact (one rounding of the exact sum) only when the 16 inputs span more
+ * than about 11 binades: terms more than 18 binades below the largest lose bits in step 3, and a
+ * sum wider than 24 bits loses its low bits, and the sticky information, in step 4.
+ *
+ * Inputs that are not BF16 values are first rounded to BF16 (nearest-even), as the operand cast of
+ * a BF16 matmul would; BF16 inputs (TE's only case) are taken as they are. */
+#ifndef FPSIM_RHT16_MMA_H
+#define FPSIM_RHT16_MMA_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "fpsim_core_types.h"
+
+/* FP32 bits of BF16 nearest-even of FP32 bits u (NaN -> 0x7FFF0000, the GPU's canonical NaN). */
+FPSIM_HD uint32_t fpsim_rht_mma_bf16_bits(uint32_t u)
+{
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+        return 0x7FFF0000u;
+    return (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+}
+
+/* Sign of TE's RHT matrix entry (i, j): s_i (-1 at i = 3, 5, 6, 7, 8, 9, 10, 12, 14, 15) times
+ * H16[i][j] = (-1)^popcount(i & j). Returns 1 for a negative entry. */
+FPSIM_HD uint32_t fpsim_rht_mma_neg(int i, int j)
+{
+    uint32_t p = (uint32_t)(i & j);
+    p ^= p >> 2;
+    p ^= p >> 1;
+    return ((0xD7E8u >> i) & 1u) ^ (p & 1u);
+}
+
+/* FP32 bits of sign * mag * 2^q, mag truncated to 24 significant bits and then to the grid 2^-149
+ * (both toward zero); +-Inf beyond FLT_MAX (step 4). mag != 0. */
+FPSIM_HD uint32_t fpsim_rht_mma_pack_rz(uint32_t neg, uint64_t mag, int q)
+{
+    int nb = 0;
+    for (uint64_t m = mag; m; m >>= 1)
+        nb++;
+    if (nb > 24) {
+        mag >>= nb - 24;
+        q += nb - 24;
+        nb = 24;
+    }
+    if (q < -149) {
+        const int s = -149 - q;
+        mag = s >= 64 ? 0 : mag >> s;
+        q = -149;
+        nb = 0;
+        for (uint64_t m = mag; m; m >>= 1)
+            nb++;
+    }
+    const uint32_t sign = neg << 31;
+    if (mag == 0)
+        return sign;
+    const int e = q + nb - 1; /* exponent of the leading bit */
+    if (e > 127)
+        return sign | 0x7F800000u;
+    if (e < -126) /* subnormal: q = -149, mag below 2^23 */
+        return sign | (uint32_t)mag;
+    /* normal: mag has nb <= 24 bits; shift its leading bit to bit 23, then the field carries it */
+    const uint32_t m24 = (uint32_t)(mag << (24 - nb));
+    return sign | (((uint32_t)(e + 126) << 23) + m24);
+}
+
+/* y[j] (as FP32 bits of a BF16 value) = the RHT of x[16] under rhtsum=mma. */
+FPSIM_HD void fpsim_rht16_mma_bits(uint32_t y[16], const uint32_t x[16])
+{
+    /* decoded operands: sign, exponent e (-126 for subnormals), 8-bit significand m (hidden bit
+     * included), value m * 2^(e - 7); class 0 finite, 1 Inf, 2 NaN */
+    uint32_t sg[16], m[16], cls[16];
+    int e[16], emax = -1000;
+    for (int i = 0; i < 16; i++) {
+        const uint32_t b = fpsim_rht_mma_bf16_bits(x[i]) >> 16;
+        const uint32_t ef = (b >> 7) & 0xFFu;
+        sg[i] = b >> 15;
+        cls[i] = ef == 0xFFu ? ((b & 0x7Fu) ? 2u : 1u) : 0u;
+        m[i] = ef ? (b & 0x7Fu) | 0x80u : b & 0x7Fu;
+        e[i] = ef ? (int)ef - 127 : -126;
+        if (cls[i] == 0u && m[i] && e[i] > emax)
+            emax = e[i];
+    }
+    for (int j = 0; j < 16; j++) {
+        int nan = 0, pinf = 0, ninf = 0;
+        int64_t sum = 0;
+        for (int i = 0; i < 16; i++) {
+            const uint32_t neg = sg[i] ^ fpsim_rht_mma_neg(i, j);
+            if (cls[i] == 2u) {
+                nan = 1;
+            } else if (cls[i] == 1u) {
+                if (neg)
+                    ninf = 1;
+                else
+                    pinf = 1;
+            } else if (m[i]) {
+                /* in units of the grid 2^(E - 25), E = emax - 2 (the products' exponents are the
+                 * inputs' minus 2): m * 2^(e - 7 - 2) / 2^(emax - 27) = m * 2^(18 - (emax - e)) */
+                const int d = emax - e[i];
+                const int64_t t = d <= 18 ? (int64_t)m[i] << (18 - d) : (d - 18 >= 8 ? 0 : (int64_t)(m[i] >> (d - 18)));
+                sum += neg ? -t : t;
+            }
+        }
+        uint32_t r;
+        if (nan || (pinf && ninf))
+            r = 0x7FFFFFFFu;
+        else if (pinf || ninf)
+            r = pinf ? 0x7F800000u : 0xFF800000u;
+        else if (sum == 0)
+            r = 0u;
+        else
+            r = fpsim_rht_mma_pack_rz(sum < 0, (uint64_t)(sum < 0 ? -sum : sum), emax - 27);
+        y[j] = fpsim_rht_mma_bf16_bits(r);
+    }
+}
+
+#endif

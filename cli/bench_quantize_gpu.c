@@ -51,8 +51,9 @@ static const gpu_case default_cases[] = {
     {"nvfp4", 1, 1, 0, 0, 0},               {"nvfp4:tile=16x16", 1, 1, 0, 1, 0},
     {"nvfp4:sr=1", 1, 1, 0, 1, 0},          {"nvfp4", 1, 1, 1, 1, 0},
     {"nvfp4:rht=1", 1, 1, 1, 1, 0},         {"nvfp4:sr=1,rht=1", 1, 1, 1, 1, 0},
-    {"nvfp4:sr=1,rht=1", 1, 1, 1, 0, 0},    {"fp8-tensor", 1, 1, 0, 1, 0},
-    {"fp8-tensor", 1, 1, 0, 0, 0},
+    {"nvfp4:sr=1,rht=1", 1, 1, 1, 0, 0},    {"nvfp4:rht=1,rhtsum=mma", 1, 1, 1, 1, 0},
+    {"nvfp4:sr=1,rht=1,rhtsum=mma", 1, 1, 1, 1, 0}, {"nvfp4:sr=1,rht=1,rhtsum=mma", 1, 1, 1, 0, 0},
+    {"fp8-tensor", 1, 1, 0, 1, 0},          {"fp8-tensor", 1, 1, 0, 0, 0},
 };
 
 typedef struct run_ctx {

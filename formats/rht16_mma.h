@@ -82,8 +82,9 @@ FPSIM_HD uint32_t fpsim_rht_mma_pack_rz(uint32_t neg, uint64_t mag, int q)
     return sign | (((uint32_t)(e + 126) << 23) + m24);
 }
 
-/* y[j] (as FP32 bits of a BF16 value) = the RHT of x[16] under rhtsum=mma. */
-FPSIM_HD void fpsim_rht16_mma_bits(uint32_t y[16], const uint32_t x[16])
+/* sums[j] = the tensor-core block's FP32 result for output j of the RHT of x[16] (FP32 bits in and
+ * out), steps 1-5 above: what the MMA writes before TE's downcast to BF16. */
+FPSIM_HD void fpsim_rht16_mma_sums(uint32_t sums[16], const uint32_t x[16])
 {
     /* decoded operands: sign, exponent e (-126 for subnormals), 8-bit significand m (hidden bit
      * included), value m * 2^(e - 7); class 0 finite, 1 Inf, 2 NaN */
@@ -128,8 +129,18 @@ FPSIM_HD void fpsim_rht16_mma_bits(uint32_t y[16], const uint32_t x[16])
             r = 0u;
         else
             r = fpsim_rht_mma_pack_rz(sum < 0, (uint64_t)(sum < 0 ? -sum : sum), emax - 27);
-        y[j] = fpsim_rht_mma_bf16_bits(r);
+        sums[j] = r;
     }
+}
+
+/* y[j] (as FP32 bits of a BF16 value) = the RHT of x[16] under rhtsum=mma: the block results
+ * rounded to BF16. x and y may alias. */
+FPSIM_HD void fpsim_rht16_mma_bits(uint32_t y[16], const uint32_t x[16])
+{
+    uint32_t sums[16];
+    fpsim_rht16_mma_sums(sums, x);
+    for (int j = 0; j < 16; j++)
+        y[j] = fpsim_rht_mma_bf16_bits(sums[j]);
 }
 
 #endif

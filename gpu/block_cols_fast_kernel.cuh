@@ -67,11 +67,86 @@ constexpr uint32_t COLS_V8_STAGES = FPSIM_GPU_COLS_V8_STAGES;
 #define FPSIM_GPU_COLS_V8_MIN_BLOCKS 2
 #endif
 
+/* The RHT argument of kernel v8: none, the exact sum (rht16_full), or the BF16 tensor-core block
+ * rule (rhtsum=mma), for which the kernel issues the MMA itself (rht_mma_warp below). */
+enum { COLS_V8_RHT_NONE = 0, COLS_V8_RHT_EXACT = 1, COLS_V8_RHT_MMA = 2 };
+
+/* rhtsum=mma: a warp's rotated 128 x 16 tile, BF16, one 512-byte run per row group (row group rg,
+ * its 16 columns c, 32 bytes each: 16 outputs). */
+constexpr uint32_t COLS_V8_MMA_WARP_BYTES = 8u * 512u;
+
 /* Dynamic shared memory of a kernel v8 CTA: its buffers, the same for every width (64 KB; a
- * narrow CTA, wx <= 2 for columns not a multiple of 64, fits fewer of itself per SM for it). */
-inline size_t block_cols_fast_smem(uint32_t wx)
+ * narrow CTA, wx <= 2 for columns not a multiple of 64, fits fewer of itself per SM for it), and
+ * under rhtsum=mma each warp's rotated tile after them. */
+inline size_t block_cols_fast_smem(uint32_t wx, int rht)
 {
-    return (void)wx, (size_t)COLS_V8_STAGES * COLS_V8_STAGE_BYTES;
+    return (size_t)COLS_V8_STAGES * COLS_V8_STAGE_BYTES + (rht == COLS_V8_RHT_MMA ? wx * COLS_V8_MMA_WARP_BYTES : 0u);
+}
+
+/* Byte offset, in a warp's rotated tile, of outputs 8 h .. 8 h + 7 (16 bytes) of column c (0-15) of
+ * row group rg: 128-byte line rg * 4 + c / 4, 16-byte slot (2 (c % 4) + h) XOR (line % 8). The XOR
+ * keeps both accesses free of bank conflicts: the stmatrix of 8 consecutive columns (one h) and the
+ * 16-byte reads of 8 lanes (rg, cg) = (2k .. 2k + 1, 0 .. 3) of column 4 cg + j. */
+__device__ __forceinline__ uint32_t rht_mma_offset(uint32_t rg, uint32_t c, uint32_t h)
+{
+    const uint32_t line = rg * 4u + c / 4u;
+    return line * 128u + (((2u * (c % 4u) + h) ^ (line % 8u)) * 16u);
+}
+
+/* TE's RHT matrix as the B operand of mma.m16n8k16 (k x n, "col"): B[k][n] = 0.25 s_k H16[k][8 h + n]
+ * as BF16 (+-0.25 = 0x3E80 / 0xBE80). This lane's registers: (k, n) = (2q, g), (2q + 1, g) and
+ * (2q + 8, g), (2q + 9, g), g = lane / 4, q = lane % 4, two per column half h. */
+__device__ __forceinline__ void rht_mma_b(uint32_t lane, uint32_t (&b)[2][2])
+{
+    const uint32_t g = lane / 4u, q = lane % 4u;
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            const int k = (int)(2u * q) + 8 * r, n = (int)g + 8 * h;
+            const uint32_t lo = fpsim_rht_mma_neg(k, n) ? 0xBE80u : 0x3E80u;
+            const uint32_t hi = fpsim_rht_mma_neg(k + 1, n) ? 0xBE80u : 0x3E80u;
+            b[h][r] = lo | (hi << 16);
+        }
+}
+
+/* One warp's 128 x 16 staged tile (BF16) through the RHT on the tensor cores, into its rotated
+ * tile: per row group, the 16 x 16 block X (rows k, columns m) is read transposed by one
+ * ldmatrix.x4.trans as the A operand X^T (m x k), two mma.m16n8k16 with C = 0 give X^T B (m x n:
+ * column m's outputs n = 0-7, 8-15) in FP32, rounded to BF16 (cvt.rn.bf16x2.f32, TE's downcast),
+ * and one stmatrix.x4 writes each column's 16 outputs contiguously. The arithmetic is the
+ * hardware's block rule that formats/rht16_mma.h models (verify compares the two).
+ * a_addr: this lane's ldmatrix row address for row group 0 (row groups are 16 rows = 4096 bytes
+ * apart); s_addr[p]: its stmatrix row address in the rotated tile for row group p = 0, 1 (row
+ * group 2 k + p is k * 1024 bytes further: rht_mma_offset's XOR depends on rg % 2 only). */
+__device__ __forceinline__ void rht_mma_warp(uint32_t a_addr, const uint32_t (&s_addr)[2], const uint32_t (&b)[2][2])
+{
+#pragma unroll
+    for (uint32_t rg = 0; rg < 8u; rg++) {
+        uint32_t a0, a1, a2, a3;
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(a0), "=r"(a1), "=r"(a2), "=r"(a3)
+                     : "r"(a_addr + rg * 16u * COLS_V8_ROW_BYTES)
+                     : "memory");
+        float d[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                         "{%8, %9}, {%10, %10, %10, %10};"
+                         : "=f"(d[h][0]), "=f"(d[h][1]), "=f"(d[h][2]), "=f"(d[h][3])
+                         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b[h][0]), "r"(b[h][1]), "f"(0.0f));
+        uint32_t p[4];
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                const __nv_bfloat162 v = __floats2bfloat162_rn(d[h][2 * r], d[h][2 * r + 1]); /* low: even n */
+                memcpy(&p[2 * h + r], &v, 4);
+            }
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(s_addr[rg % 2u] + (rg / 2u) * 1024u),
+                     "r"(p[0]), "r"(p[1]), "r"(p[2]), "r"(p[3])
+                     : "memory");
+    }
 }
 
 /* The double-precision RHT (rht16_bf16), out of line so its registers stay out of the kernel's. */
@@ -138,7 +213,7 @@ template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[
 }
 
 /* KIND: scheme kind (NVFP4 = the TE chain); F: element format; BF16: input bf16; TC: tile length
- * (16, 32, 128); SR, RHT: NVFP4 stochastic rounding and Hadamard transform. */
+ * (16, 32, 128); SR: NVFP4 stochastic rounding; RHT: its Hadamard transform, COLS_V8_RHT_*. */
 template <int KIND, int F, int BF16, int TC, int SR, int RHT>
 __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     block_cols_fast_kernel(const __grid_constant__ qargs a, uint32_t rows, uint32_t cols)
@@ -146,7 +221,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     constexpr int LR = block_cols_fast_row_groups(TC), CG = 32 / LR, NC = BF16 ? 4 : 2, WCOLS = CG * NC,
                   WROWS = 16 * LR, TL = TC / 16;
     constexpr int FP4 = F == FPSIM_E2M1;
-    static_assert(TC % 16 == 0 && TL <= LR && (!RHT || TC == 16) && (!SR || FP4), "kernel v8 shapes");
+    constexpr int MMA = RHT == COLS_V8_RHT_MMA;
+    static_assert(TC % 16 == 0 && TL <= LR && (!RHT || TC == 16) && (!SR || FP4) && (!MMA || BF16), "kernel v8 shapes");
     float tv[6];
     tensor_values<KIND>(a, tv);
     if (blockIdx.x == 0 && threadIdx.x == 0 && a.tvals && !a.amax_only)
@@ -173,7 +249,10 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
      * is in row group k, so its slot is the piece ^ 2k: byte offset dst0 ^ (k << 5), plus 16 k rows. */
     const uint32_t my_piece = threadIdx.x % (2u * wx), my_row = threadIdx.x / (2u * wx);
     const uint32_t stage_base = (uint32_t)__cvta_generic_to_shared(cols_stage);
-    const uint32_t dst0 = my_row * COLS_V8_ROW_BYTES + my_piece * 16u;
+    /* Under rhtsum=mma the slot is the piece ^ (row % 8) instead (the same for the 8 rows a thread
+     * copies): ldmatrix reads 8 consecutive rows of one piece, which then sit in 8 different slots
+     * (the tile is not read by columns from the staging buffer then). */
+    const uint32_t dst0 = my_row * COLS_V8_ROW_BYTES + (MMA ? (my_piece ^ (my_row % 8u)) : my_piece) * 16u;
     const size_t src0 = (size_t)my_row * row_bytes + my_piece * 16u, src_step = 16u * row_bytes;
     /* A tile index t as its row and column of CTA tiles (t / tcols, t % tcols), stepped by
      * gridDim.x without dividing: the two divisions by the run-time tcols that each pass did
@@ -197,13 +276,26 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             const uint32_t dst = stage_base + buf * COLS_V8_STAGE_BYTES;
 #pragma unroll
             for (uint32_t k = 0; k < 8u; k++)
-                cp_async16_shared(dst + (dst0 ^ (k << 5)) + k * 16u * COLS_V8_ROW_BYTES, src + k * src_step);
+                cp_async16_shared(dst + (MMA ? dst0 : dst0 ^ (k << 5)) + k * 16u * COLS_V8_ROW_BYTES, src + k * src_step);
         }
         cp_async_commit();
     };
     /* the first STAGES - 1 tiles start loading; each pass starts the tile STAGES - 1 passes ahead
      * in the buffer the pass before read (the pass's last barrier has let every lane leave it),
      * then waits for its own tile (at most STAGES - 1 newer groups pending) */
+    /* rhtsum=mma: the B operand, this lane's ldmatrix and stmatrix row addresses (row group 0 of
+     * buffer 0; matrix u / 8 of the x4, row u % 8: column half u & 8, row half / output half u & 16),
+     * and its reads of the rotated tile (line rg * 4 + cg, slot (2 j + h) ^ (line % 8)) */
+    uint32_t rb[2][2] = {{0, 0}, {0, 0}}, a_addr = 0, s_addr[2] = {0, 0};
+    const uint32_t mma_tile = stage_base + COLS_V8_STAGES * COLS_V8_STAGE_BYTES + warp * COLS_V8_MMA_WARP_BYTES;
+    if (MMA) {
+        rht_mma_b(lane, rb);
+        const uint32_t t = lane % 8u, ch = (lane / 8u) & 1u, rh = lane / 16u;
+        a_addr = stage_base + (8u * rh + t) * COLS_V8_ROW_BYTES + (((2u * warp + ch) ^ t) * 16u);
+        s_addr[0] = mma_tile + rht_mma_offset(0, 8u * ch + t, rh);
+        s_addr[1] = mma_tile + rht_mma_offset(1, 8u * ch + t, rh);
+    }
+    const uint32_t mma_line = (rg * 4u + cg) * 128u, mma_x = (rg * 4u + cg) % 8u;
     tile_pos cur = {blockIdx.x / tcols, blockIdx.x % tcols}, ahead = cur;
 #pragma unroll
     for (uint32_t s = 0; s + 1u < COLS_V8_STAGES; s++) {
@@ -217,6 +309,10 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         /* this tile has landed (this thread's pieces; after the barrier, everyone's) */
         cp_async_wait<COLS_V8_STAGES - 1>();
         __syncthreads();
+        if constexpr (MMA) {
+            rht_mma_warp(a_addr + buf * COLS_V8_STAGE_BYTES, s_addr, rb);
+            __syncwarp();
+        }
         const uint32_t r0 = cur.row * WROWS + rg * 16u, c0 = (cur.col * wx + warp) * WCOLS + cg * NC;
         /* this lane's 8 bytes of rows rg*16 .. +15: piece warp*2 + cg/2 of each (slot ^ 2 rg), half
          * cg & 1; row i is i * 256 bytes further (a compile-time offset) */
@@ -227,7 +323,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         /* The NC columns unrolled, except with SR or the RHT: their column code (Philox, the RHT's
          * FP32 and FP64 forms) is large enough that four copies overflowed the instruction cache
          * (ncu, run 36: "no instruction" was the main stall; 24K instructions per kernel). */
-        constexpr int ROLLED = SR || RHT;
+        constexpr int ROLLED = SR || RHT == COLS_V8_RHT_EXACT;
 #pragma unroll(ROLLED ? 1 : NC)
         for (int j = 0; j < NC; j++) {
             /* the lane's 32-bit word k of each of its 16 rows (two bf16 columns or one float32),
@@ -236,12 +332,12 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
              * across its iterations, where they spilled to local memory (run 45: 2 local
              * accesses per element) */
             const int k = BF16 ? j / 2 : j;
-            if (ROLLED || !BF16 || j % 2 == 0)
+            if (!MMA && (ROLLED || !BF16 || j % 2 == 0))
 #pragma unroll
                 for (int i = 0; i < 16; i++)
                     w[i] = words[i * (int)(COLS_V8_ROW_BYTES / 4u) + k];
             /* bf16, unrolled: both columns' max |x| (as BF16 bits) at once, 16 x 2 */
-            if (BF16 && !ROLLED && j % 2 == 0) {
+            if (BF16 && !ROLLED && !MMA && j % 2 == 0) {
                 pair_max = __vmaxu2(w[0] & 0x7FFF7FFFu, w[1] & 0x7FFF7FFFu);
 #pragma unroll
                 for (int i = 2; i < 16; i += 2)
@@ -250,10 +346,26 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             /* column j's 16 elements, transformed when RHT */
             v7_elems e;
             float(&v)[16] = e.v;
+            if constexpr (MMA) { /* column 4 cg + j's 16 outputs: two 16-byte reads of the rotated tile */
+                uint4 lo, hi;
+                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(lo.x), "=r"(lo.y), "=r"(lo.z), "=r"(lo.w)
+                             : "r"(mma_tile + mma_line + (((2u * (uint32_t)j) ^ mma_x) * 16u))
+                             : "memory");
+                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(hi.x), "=r"(hi.y), "=r"(hi.z), "=r"(hi.w)
+                             : "r"(mma_tile + mma_line + (((2u * (uint32_t)j + 1u) ^ mma_x) * 16u))
+                             : "memory");
+                const uint32_t pw[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
-            for (int i = 0; i < 16; i++)
-                v[i] = BF16 ? __uint_as_float((j & 1) ? (w[i] & 0xFFFF0000u) : (w[i] << 16)) : __uint_as_float(w[i]);
-            if constexpr (RHT) {
+                for (int i = 0; i < 16; i++)
+                    v[i] = __uint_as_float((i & 1) ? (pw[i / 2] & 0xFFFF0000u) : (pw[i / 2] << 16));
+            } else {
+#pragma unroll
+                for (int i = 0; i < 16; i++)
+                    v[i] = BF16 ? __uint_as_float((j & 1) ? (w[i] & 0xFFFF0000u) : (w[i] << 16)) : __uint_as_float(w[i]);
+            }
+            if constexpr (RHT == COLS_V8_RHT_EXACT) {
                 float t[16];
                 rht16_full<BF16>(v, t);
 #pragma unroll
@@ -268,7 +380,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             }
             /* max of |x| bits (NaN above Inf) */
             uint32_t raw = 0;
-            if (BF16 && !ROLLED) {
+            if (BF16 && !ROLLED && !MMA) {
                 raw = (j & 1) ? (pair_max & 0xFFFF0000u) : (pair_max << 16);
             } else {
 #pragma unroll
@@ -338,6 +450,11 @@ inline block_cols_fast_kernel_fn block_cols_fast_pick(int kind, int tc, int form
 {
     if (kind == FPSIM_KIND_NVFP4) {
         if (tc != 16 || format != FPSIM_E2M1) return NULL;
+        if (rht == COLS_V8_RHT_MMA) { /* the MMA takes BF16 operands: FP32 inputs take the general kernel */
+            if (!bf16) return NULL;
+            return sr ? block_cols_fast_kernel<FPSIM_KIND_NVFP4, FPSIM_E2M1, 1, 16, 1, COLS_V8_RHT_MMA>
+                      : block_cols_fast_kernel<FPSIM_KIND_NVFP4, FPSIM_E2M1, 1, 16, 0, COLS_V8_RHT_MMA>;
+        }
         if (sr)
             return rht ? block_cols_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 16, 1, 1>(bf16)
                        : block_cols_fast_of<FPSIM_KIND_NVFP4, FPSIM_E2M1, 16, 1, 0>(bf16);

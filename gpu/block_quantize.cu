@@ -26,6 +26,7 @@
 #include "fpsim_qstats.h"
 #include "gpu_internal.cuh"
 #include "rht16.cuh"
+#include "rht16_mma.h"
 
 /* 1: rowwise 1 x TC tiles and per-tensor FP8 take kernel v7 (block_rows_fast_kernel.cuh) where
  * the scheme and element spec allow; 0: kernel v4 for them, as before v7. */
@@ -48,7 +49,7 @@ namespace {
 
 struct qargs {
     const void *x;
-    int bf16, bf16_vinf, rht, amax_only, axis, kind, elem, rule, ao, gscale, chain, fp8scale, mode, pow2, sr, fp4, nan_ignore;
+    int bf16, bf16_vinf, rht, rhtmma, amax_only, axis, kind, elem, rule, ao, gscale, chain, fp8scale, mode, pow2, sr, fp4, nan_ignore;
     float eps, fp8max;
     fpsim_spec es;    /* element spec */
     fpsim_spec e4m3;  /* NVFP4 block-scale spec (E4M3 RNE satfinite) */
@@ -319,6 +320,23 @@ __device__ void rht16_bf16(float v[16])
     for (int j = 0; j < 16; j++) v[j] = out[j];
 }
 
+/* The RHT of one stored vector under the scheme's rhtsum: the exact sum (rht16_bf16), or the BF16
+ * tensor-core block rule of formats/rht16_mma.h, evaluated here in integers (kernel v8 issues the
+ * MMA itself). */
+__device__ void rht16_policy(float v[16], int mma)
+{
+    if (!mma) {
+        rht16_bf16(v);
+        return;
+    }
+    uint32_t in[16], out[16];
+#pragma unroll
+    for (int i = 0; i < 16; i++) in[i] = __float_as_uint(v[i]);
+    fpsim_rht16_mma_bits(out, in);
+#pragma unroll
+    for (int i = 0; i < 16; i++) v[i] = __uint_as_float(out[i]);
+}
+
 __device__ __forceinline__ size_t swizzle128x4(size_t r, size_t c, size_t padded_cols)
 {
     return ((r / 128) * (padded_cols / 4) + c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + (c % 4);
@@ -399,7 +417,7 @@ template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) blo
         size_t k0 = c * C;
         float v[C];
         load_chunk<C, BF16>(a, r, k0, v);
-        if (C == 16 && a.rht) rht16_bf16(v);
+        if (C == 16 && a.rht) rht16_policy(v, a.rhtmma);
         uint32_t am = 0;
 #pragma unroll
         for (int j = 0; j < C; j++) am = max(am, abs_bits(v[j], nan_mode));
@@ -720,6 +738,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     a.pow2 = s->pow2;
     a.sr = s->kind == FPSIM_KIND_NVFP4 && s->sr;
     a.rht = s->kind == FPSIM_KIND_NVFP4 && s->rht && o.axis == FPSIM_AXIS_COLS;
+    a.rhtmma = a.rht && s->rhtsum == FPSIM_RHT_MMA;
     a.fp4 = s->elem == FPSIM_E2M1;
     a.nan_ignore = s->nan == FPSIM_NAN_IGNORE;
     a.eps = s->eps;
@@ -773,7 +792,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     unsigned cols_blocks = 0;
     if (o.axis == FPSIM_AXIS_COLS && g.TR == 1 && rows * cols < ((size_t)1 << 31) && s->kind != FPSIM_KIND_FP8_TENSOR) {
         const size_t rin = g.TC > 32 ? (size_t)g.TC : 32, cin = 2048 / rin;
-        if (rows % rin == 0 && cols % cin == 0)
+        if (rows % rin == 0 && cols % cin == 0 && !a.rhtmma) /* v5 has only the exact RHT */
             fast_cols = block_cols_kernel_pick(&a.es, s->kind, g.TC, a.sr, a.rht, a.bf16);
         int per_sm = 0;
         if (fast_cols &&
@@ -795,14 +814,15 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         cols % block_cols_fast_warp_cols(g.TC, a.bf16) == 0 && (uintptr_t)x % 16u == 0 &&
         ((s->kind == FPSIM_KIND_NVFP4 && s->chain == FPSIM_NVFP4_TE && g.TC == 16) ||
          (s->kind == FPSIM_KIND_MX && g.TC == 32) || (s->kind == FPSIM_KIND_FP8_BLOCK && g.TC == 128))) {
-        fast8 = block_cols_fast_pick(s->kind, g.TC, a.es.format, a.sr, a.rht, a.bf16);
+        const int rht8 = a.rht ? (a.rhtmma ? COLS_V8_RHT_MMA : COLS_V8_RHT_EXACT) : 0;
+        fast8 = block_cols_fast_pick(s->kind, g.TC, a.es.format, a.sr, rht8, a.bf16);
         /* the widest CTA tile (8, 4, 2 or 1 warp tiles side by side) that divides the columns */
         const size_t wcols = block_cols_fast_warp_cols(g.TC, a.bf16);
         unsigned wx = 8;
         while (cols % (wx * wcols) != 0)
             wx /= 2;
         threads8 = 32u * wx;
-        smem8 = block_cols_fast_smem(wx);
+        smem8 = block_cols_fast_smem(wx, rht8);
         int per_sm = 0;
         if (fast8 &&
             (cudaFuncSetAttribute(fast8, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem8) != cudaSuccess ||
@@ -965,6 +985,7 @@ fpsim_status dequant_stats(fpsim_qtensor *out, const fpsim_gpu_qbuf *b, const fp
     a.bf16 = bf16;
     a.axis = o->axis;
     a.rht = s->kind == FPSIM_KIND_NVFP4 && s->rht && o->axis == FPSIM_AXIS_COLS;
+    a.rhtmma = a.rht && s->rhtsum == FPSIM_RHT_MMA;
     a.fp4 = s->elem == FPSIM_E2M1;
     a.per_tensor = s->kind == FPSIM_KIND_FP8_TENSOR;
     a.nvfp4 = s->kind == FPSIM_KIND_NVFP4;

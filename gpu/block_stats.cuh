@@ -1,6 +1,6 @@
 /* block_stats.cuh: the dequantized tensor and the per-tensor statistics of a GPU-quantized tensor,
  * with the CPU emulator's values (formats/block_quantize.c step 5, formats/qstats.c). Included by
- * block_quantize.cu inside its namespace (it uses rht16_bf16 and swizzle-free scale indexing).
+ * block_quantize.cu inside its namespace (it uses rht16_policy and swizzle-free scale indexing).
  *
  * Dequantization, as the CPU's group kernels write it: q = decode(code) * scale_inv[tile], times
  * the NVFP4 global decode factor (TE S_dec; torchao per_tensor_scale when gscale=1), each an FP32
@@ -27,7 +27,7 @@ struct row_stats {
 
 struct stats_args {
     const void *x;
-    int bf16, axis, rht, fp4, per_tensor, nvfp4;
+    int bf16, axis, rht, rhtmma, fp4, per_tensor, nvfp4;
     size_t rows, cols, qrows, qcols, code_stride, scols;
     int TR, TC;
     const uint8_t *codes;
@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(256) dequant_stats_kernel(stats_args a)
             for (size_t v0 = 0; v0 < a.qcols; v0 += 16) {
                 float u[16];
                 for (int j = 0; j < 16; j++) u[j] = stored_input(a, r, v0 + j);
-                rht16_bf16(u);
+                rht16_policy(u, a.rhtmma);
                 for (int j = lane; j < 16; j += 4) stats_element(a, r, v0 + j, u[j], gdec, s);
             }
         } else {

@@ -33,7 +33,8 @@ static const char *const scheme_texts[] = {
     "mxfp6-e2m3:rule=microxcaling", "mxfp4:rule=microxcaling", "mxfp8-e4m3:rule=rceil,ao=0.18",
     "mxfp6-e3m2:rule=rceil,ao=0.18", "mxfp4:rule=rceil,ao=0.18",
     /* NVFP4 */
-    "nvfp4", "nvfp4:tile=16x16", "nvfp4:sr=1", "nvfp4:rht=1", "nvfp4:sr=1,rht=1", "nvfp4:nan=propagate",
+    "nvfp4", "nvfp4:tile=16x16", "nvfp4:sr=1", "nvfp4:rht=1", "nvfp4:sr=1,rht=1", "nvfp4:rht=1,rhtsum=mma",
+    "nvfp4:sr=1,rht=1,rhtsum=mma", "nvfp4:nan=propagate",
     "nvfp4:chain=torchao", "nvfp4:chain=torchao-cuda", "nvfp4:chain=torchao,global=0",
     "nvfp4:chain=torchao-cuda,tile=16x16",
     /* block FP8 */

@@ -23,7 +23,7 @@ pack() {
     mkdir -p .carry
     grep -qx '/.carry/' .git/info/exclude 2>/dev/null || echo '/.carry/' >> .git/info/exclude
     tar czf .carry/bundle.tar.gz build-devonly/fpsim-device build-devonly/tests/test_gpu_convert \
-        build-devonly/tests/test_gpu_blocks build-devonly/tests/test_log2_rules $(find build-devonly -name CTestTestfile.cmake) \
+        build-devonly/tests/test_gpu_blocks build-devonly/tests/test_log2_rules build-devonly/tests/test_rht_mma_hw $(find build-devonly -name CTestTestfile.cmake) \
         build-devgemm/fpsim-gemm
     ls -la .carry/bundle.tar.gz
 }

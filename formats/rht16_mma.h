@@ -75,8 +75,8 @@ FPSIM_HD uint32_t fpsim_rht_mma_pack_rz(uint32_t neg, uint64_t mag, int q)
     const int e = q + nb - 1; /* exponent of the leading bit */
     if (e > 127)
         return sign | 0x7F800000u;
-    if (e < -126) /* subnormal: q = -149, mag below 2^23 */
-        return sign | (uint32_t)mag;
+    if (e < -126) /* subnormal: q >= -149 here, and mag * 2^(q + 149) is below 2^23 */
+        return sign | (uint32_t)(mag << (q + 149));
     /* normal: mag has nb <= 24 bits; shift its leading bit to bit 23, then the field carries it */
     const uint32_t m24 = (uint32_t)(mag << (24 - nb));
     return sign | (((uint32_t)(e + 126) << 23) + m24);

@@ -6,7 +6,9 @@
  *  2. The tensor-core block model of sim/ (`hopper-hgmma`, fpsim_gemm_tn: a different code base,
  *     which reproduced cuBLASLt BF16 GEMMs on the H200 bit for bit, gpu/RESULTS.md) as a 1 x 16 x
  *     16 GEMM against TE's matrix 0.25 diag(s) H16, rounded to BF16 here: on narrow, wide,
- *     subnormal, cancelling, near-overflow and special vectors.
+ *     subnormal, cancelling, near-overflow and special vectors, and vectors whose largest input
+ *     lies just above the FP32 subnormal range (H200 run 57 found the first model wrong there:
+ *     results below 2^-126 from a grid above 2^-149 were packed as if on 2^-149).
  *  3. rhtsum=exact and rhtsum=mma agree where the MMA is exact (nonzero inputs within 11
  *     binades, away from the range ends), and differ on some wide vectors.
  *  4. The quantizer: nvfp4 rht=1,rhtsum=mma columnwise equals rht=0 rowwise of the transpose
@@ -62,7 +64,10 @@ static uint32_t bf16_rne_ref(float f)
         return bits(f);
     const uint32_t down = bits(f) & 0xFFFF0000u; /* toward zero */
     const uint32_t up = down + 0x10000u;         /* away from zero (may be Inf) */
-    const double d = fabs((double)f), a = fabs((double)from_bits(down)), b = fabs((double)from_bits(up));
+    /* past the largest BF16 value the next grid point is 2^128 (IEEE: round as if the exponent
+     * were unbounded, then overflow to Inf) */
+    const double d = fabs((double)f), a = fabs((double)from_bits(down));
+    const double b = (up & 0x7FFFFFFFu) == 0x7F800000u ? 0x1p128 : fabs((double)from_bits(up));
     if (d - a < b - d)
         return down;
     if (d - a > b - d)
@@ -103,9 +108,9 @@ static int test_worked_example(void)
     return test_summary(&tc);
 }
 
-enum { KINDS = 7 };
+enum { KINDS = 8 };
 static const char *const kind_names[KINDS] = {"narrow", "wide", "subnormal", "cancel", "near-overflow",
-                                              "zeros", "special"};
+                                              "zeros", "special", "subnormal edge"};
 
 static void fill(float x[16], int kind)
 {
@@ -118,7 +123,10 @@ static void fill(float x[16], int kind)
         case 3: x[i] = (i & 1) ? -x[i - 1] * (next32() % 4u ? 1.0f : 0x1p-20f) : bf16_in(base, base + 30u); break;
         case 4: x[i] = bf16_in(240u, 254u); break;
         case 5: x[i] = next32() % 3u ? 0.0f : bf16_in(1u, 254u); break;
-        default: x[i] = bf16_in(60u, 200u); break;
+        case 6: x[i] = bf16_in(60u, 200u); break;
+        /* the largest input near 2^-126, sums below it: FP32-subnormal results whose grid 2^(E-25)
+         * is finer than 2^-149 by 0-4 bits, or coarser by up to 3 */
+        default: x[i] = bf16_in(1u, 8u); break;
         }
     }
     if (kind == 6) { /* one or two of NaN, +Inf, -Inf */

@@ -5,7 +5,9 @@
  * warp, and the FP32 outputs are compared bit for bit with fpsim_rht16_mma_sums on the host. The
  * model's open points are what the cases aim at (gpu-numerics.md 3.2 and 7: HMMA checked only on
  * uniform probes so far): terms beyond the alignment window, sums wider than 24 bits, FP32
- * subnormal and zero results, overflow past FLT_MAX, NaN and +-Inf, signed zeros, cancellation.
+ * subnormal and zero results (from alignment grids both finer and coarser than 2^-149: run 57 found
+ * the first model wrong on the coarser ones), overflow past FLT_MAX, NaN and +-Inf, signed zeros,
+ * cancellation.
  * Also the BF16 step: the device's cvt.rn.bf16x2.f32 of each output against the model's rounding.
  * Without a CUDA device: prints "no CUDA device: skipped" and exits 77. */
 #include <cuda_bf16.h>
@@ -71,9 +73,9 @@ static uint16_t bf16_in(uint32_t lo, uint32_t hi)
     return (uint16_t)(((r >> 31) << 15) | ((lo + r % (hi - lo + 1)) << 7) | ((r >> 9) & 0x7Fu));
 }
 
-enum { KINDS = 8, PER_KIND = 16 * 4096 };
+enum { KINDS = 9, PER_KIND = 16 * 4096 };
 static const char *const kind_names[KINDS] = {"wide", "window edge", "subnormal", "overflow", "cancel",
-                                              "zeros", "special", "ties"};
+                                              "zeros", "special", "ties", "subnormal edge"};
 
 static void fill(uint16_t v[16], int kind)
 {
@@ -87,7 +89,8 @@ static void fill(uint16_t v[16], int kind)
         case 4: v[i] = (i & 1) ? (uint16_t)(v[i - 1] ^ 0x8000u) : bf16_in(base, base + 12u); break;
         case 5: v[i] = next32() % 4u ? (uint16_t)(next32() & 0x8000u) : bf16_in(base, base + 30u); break;
         case 6: v[i] = bf16_in(base, base + 20u); break;
-        default: v[i] = 0; break; /* ties: below */
+        case 7: v[i] = 0; break; /* ties: below */
+        default: v[i] = bf16_in(1u, 8u); break; /* FP32-subnormal sums on grids above and below 2^-149 */
         }
     }
     if (kind == 6) { /* one or two of NaN, +Inf, -Inf */
@@ -163,6 +166,12 @@ int main(void)
         }
         printf("     %s: %llu non-finite, %llu subnormal, %llu zero outputs\n", kind_names[k], nonfinite, subnormal,
                zero);
+        /* each kind reached what it aims at */
+        const int aimed = k == 3 ? nonfinite > 0 : (k == 2 || k == 8) ? subnormal > 0 : k == 5 ? zero > 0 : 1;
+        if (!aimed) {
+            printf("FAIL [%s] the cases produced none of the outputs they aim at\n", kind_names[k]);
+            bad = 1;
+        }
         bad |= test_summary(&tc) | test_summary(&tb);
     }
     cudaFree(dx);

@@ -166,6 +166,7 @@ static fpsim_status write_root_attrs(hid_t f, const struct quantize_args *a, con
     ATTR(fpsim_h5_attr_string(f, "axis", q->axis == FPSIM_AXIS_COLS ? "cols" : "rows"));
     ATTR(fpsim_h5_attr_int64(f, "sr", s->sr));
     ATTR(fpsim_h5_attr_int64(f, "rht", s->rht));
+    ATTR(fpsim_h5_attr_string(f, "rht_sum", s->rhtsum == FPSIM_RHT_MMA ? "mma" : "exact"));
     ATTR(fpsim_h5_attr_uint64(f, "stream", a->stream));
     ATTR(fpsim_h5_attr_string(f, "device", a->device));
     ATTR(fpsim_h5_attr_int64(f, "threads", threads));

@@ -121,20 +121,25 @@ __device__ __forceinline__ void rht_mma_b(uint32_t lane, uint32_t (&b)[2][2])
  * group 2 k + p is k * 1024 bytes further: rht_mma_offset's XOR depends on rg % 2 only). */
 __device__ __forceinline__ void rht_mma_warp(uint32_t a_addr, const uint32_t (&s_addr)[2], const uint32_t (&b)[2][2])
 {
+    /* all eight A fragments first: with each row group's ldmatrix after the previous one's
+     * stmatrix (shared memory both, so never reordered), the warp waited out the whole
+     * ldmatrix -> mma -> cvt chain eight times (run 58: a fifth of the stall samples) */
+    uint32_t a[8][4];
 #pragma unroll
-    for (uint32_t rg = 0; rg < 8u; rg++) {
-        uint32_t a0, a1, a2, a3;
+    for (uint32_t rg = 0; rg < 8u; rg++)
         asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(a0), "=r"(a1), "=r"(a2), "=r"(a3)
+                     : "=r"(a[rg][0]), "=r"(a[rg][1]), "=r"(a[rg][2]), "=r"(a[rg][3])
                      : "r"(a_addr + rg * 16u * COLS_V8_ROW_BYTES)
                      : "memory");
+#pragma unroll
+    for (uint32_t rg = 0; rg < 8u; rg++) {
         float d[2][4];
 #pragma unroll
         for (int h = 0; h < 2; h++)
-            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-                         "{%8, %9}, {%10, %10, %10, %10};"
-                         : "=f"(d[h][0]), "=f"(d[h][1]), "=f"(d[h][2]), "=f"(d[h][3])
-                         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b[h][0]), "r"(b[h][1]), "f"(0.0f));
+            asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                "{%8, %9}, {%10, %10, %10, %10};"
+                : "=f"(d[h][0]), "=f"(d[h][1]), "=f"(d[h][2]), "=f"(d[h][3])
+                : "r"(a[rg][0]), "r"(a[rg][1]), "r"(a[rg][2]), "r"(a[rg][3]), "r"(b[h][0]), "r"(b[h][1]), "f"(0.0f));
         uint32_t p[4];
 #pragma unroll
         for (int h = 0; h < 2; h++)

@@ -64,6 +64,10 @@ struct qargs {
     int use_given;
     uint64_t seed;
     uint32_t stream;
+    /* SR: the Philox key of each of the 10 rounds, (k0, k1) + r (0x9E3779B9, 0xBB67AE85) with
+     * (k0, k1) = the seed's halves (fpsim_philox4x32_10's Weyl schedule), so that the kernels read
+     * them as constant operands instead of stepping the key per block (sr_block16) */
+    uint32_t sr_round_keys[20];
     int want_cublas;
     int fast_mode;      /* FAST_* of fast_tile.cuh: whether tiles with no NaN/Inf take the short path */
     int hw_nvfp4_scale; /* NVFP4 TE on sm_89+: finite blocks round their E4M3 scale with cvt */
@@ -767,6 +771,10 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     a.cub32 = out->cublas_f32;
     a.tvals = out->tensor_values;
     a.seed = o.seed;
+    for (int r = 0; r < 10; r++) {
+        a.sr_round_keys[2 * r] = (uint32_t)o.seed + (uint32_t)r * 0x9E3779B9u;
+        a.sr_round_keys[2 * r + 1] = (uint32_t)(o.seed >> 32) + (uint32_t)r * 0xBB67AE85u;
+    }
     a.stream = o.stream;
     a.want_cublas = (o.want & FPSIM_QWANT_CUBLAS) != 0 && (out->cublas_codes || out->cublas_f32);
     a.fast_mode = fast_elem_mode(&a.es, fpsim_gpu_hw_cvt_available());

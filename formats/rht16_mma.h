@@ -34,8 +34,7 @@
 /* FP32 bits of BF16 nearest-even of FP32 bits u (NaN -> 0x7FFF0000, the GPU's canonical NaN). */
 FPSIM_HD uint32_t fpsim_rht_mma_bf16_bits(uint32_t u)
 {
-    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
-        return 0x7FFF0000u;
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FFF0000u;
     return (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
 }
 
@@ -70,11 +69,9 @@ FPSIM_HD uint32_t fpsim_rht_mma_pack_rz(uint32_t neg, uint64_t mag, int q)
             nb++;
     }
     const uint32_t sign = neg << 31;
-    if (mag == 0)
-        return sign;
+    if (mag == 0) return sign;
     const int e = q + nb - 1; /* exponent of the leading bit */
-    if (e > 127)
-        return sign | 0x7F800000u;
+    if (e > 127) return sign | 0x7F800000u;
     if (e < -126) /* subnormal: q >= -149 here, and mag * 2^(q + 149) is below 2^23 */
         return sign | (uint32_t)(mag << (q + 149));
     /* normal: mag has nb <= 24 bits; shift its leading bit to bit 23, then the field carries it */
@@ -97,8 +94,7 @@ FPSIM_HD void fpsim_rht16_mma_sums(uint32_t sums[16], const uint32_t x[16])
         cls[i] = ef == 0xFFu ? ((b & 0x7Fu) ? 2u : 1u) : 0u;
         m[i] = ef ? (b & 0x7Fu) | 0x80u : b & 0x7Fu;
         e[i] = ef ? (int)ef - 127 : -126;
-        if (cls[i] == 0u && m[i] && e[i] > emax)
-            emax = e[i];
+        if (cls[i] == 0u && m[i] && e[i] > emax) emax = e[i];
     }
     for (int j = 0; j < 16; j++) {
         int nan = 0, pinf = 0, ninf = 0;
@@ -116,7 +112,8 @@ FPSIM_HD void fpsim_rht16_mma_sums(uint32_t sums[16], const uint32_t x[16])
                 /* in units of the grid 2^(E - 25), E = emax - 2 (the products' exponents are the
                  * inputs' minus 2): m * 2^(e - 7 - 2) / 2^(emax - 27) = m * 2^(18 - (emax - e)) */
                 const int d = emax - e[i];
-                const int64_t t = d <= 18 ? (int64_t)m[i] << (18 - d) : (d - 18 >= 8 ? 0 : (int64_t)(m[i] >> (d - 18)));
+                const int64_t t =
+                    d <= 18 ? (int64_t)m[i] << (18 - d) : (d - 18 >= 8 ? 0 : (int64_t)(m[i] >> (d - 18)));
                 sum += neg ? -t : t;
             }
         }

@@ -80,7 +80,8 @@ constexpr uint32_t COLS_V8_MMA_WARP_BYTES = 8u * 512u;
  * under rhtsum=mma each warp's rotated tile after them. */
 inline size_t block_cols_fast_smem(uint32_t wx, int rht)
 {
-    return (size_t)COLS_V8_STAGES * COLS_V8_STAGE_BYTES + (rht == COLS_V8_RHT_MMA ? wx * COLS_V8_MMA_WARP_BYTES : 0u);
+    return (size_t)COLS_V8_STAGES * COLS_V8_STAGE_BYTES +
+           (rht == COLS_V8_RHT_MMA ? wx * COLS_V8_MMA_WARP_BYTES : 0u);
 }
 
 /* Byte offset, in a warp's rotated tile, of outputs 8 h .. 8 h + 7 (16 bytes) of column c (0-15) of
@@ -119,11 +120,12 @@ __device__ __forceinline__ void rht_mma_b(uint32_t lane, uint32_t (&b)[2][2])
  * a_addr: this lane's ldmatrix row address for row group 0 (row groups are 16 rows = 4096 bytes
  * apart); s_addr[p]: its stmatrix row address in the rotated tile for row group p = 0, 1 (row
  * group 2 k + p is k * 1024 bytes further: rht_mma_offset's XOR depends on rg % 2 only). */
-__device__ __forceinline__ void rht_mma_warp(uint32_t a_addr, const uint32_t (&s_addr)[2], const uint32_t (&b)[2][2])
+__device__ __forceinline__ void rht_mma_warp(uint32_t a_addr, const uint32_t (&s_addr)[2],
+                                             const uint32_t (&b)[2][2])
 {
-    /* all eight A fragments first: with each row group's ldmatrix after the previous one's
-     * stmatrix (shared memory both, so never reordered), the warp waited out the whole
-     * ldmatrix -> mma -> cvt chain eight times (run 58: a fifth of the stall samples) */
+    /* all eight A fragments first, so that no row group's ldmatrix waits behind the previous
+     * one's stmatrix (both shared memory, never reordered); run 59 measured the same speed as
+     * the one-row-group-at-a-time order, and the stage still holds a fifth of the stall samples */
     uint32_t a[8][4];
 #pragma unroll
     for (uint32_t rg = 0; rg < 8u; rg++)
@@ -139,16 +141,19 @@ __device__ __forceinline__ void rht_mma_warp(uint32_t a_addr, const uint32_t (&s
             asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
                 "{%8, %9}, {%10, %10, %10, %10};"
                 : "=f"(d[h][0]), "=f"(d[h][1]), "=f"(d[h][2]), "=f"(d[h][3])
-                : "r"(a[rg][0]), "r"(a[rg][1]), "r"(a[rg][2]), "r"(a[rg][3]), "r"(b[h][0]), "r"(b[h][1]), "f"(0.0f));
+                : "r"(a[rg][0]), "r"(a[rg][1]), "r"(a[rg][2]), "r"(a[rg][3]), "r"(b[h][0]), "r"(b[h][1]),
+                  "f"(0.0f));
         uint32_t p[4];
 #pragma unroll
         for (int h = 0; h < 2; h++)
 #pragma unroll
             for (int r = 0; r < 2; r++) {
-                const __nv_bfloat162 v = __floats2bfloat162_rn(d[h][2 * r], d[h][2 * r + 1]); /* low: even n */
+                const __nv_bfloat162 v =
+                    __floats2bfloat162_rn(d[h][2 * r], d[h][2 * r + 1]); /* low: even n */
                 memcpy(&p[2 * h + r], &v, 4);
             }
-        asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(s_addr[rg % 2u] + (rg / 2u) * 1024u),
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(
+                         s_addr[rg % 2u] + (rg / 2u) * 1024u),
                      "r"(p[0]), "r"(p[1]), "r"(p[2]), "r"(p[3])
                      : "memory");
     }
@@ -227,7 +232,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                   WROWS = 16 * LR, TL = TC / 16;
     constexpr int FP4 = F == FPSIM_E2M1;
     constexpr int MMA = RHT == COLS_V8_RHT_MMA;
-    static_assert(TC % 16 == 0 && TL <= LR && (!RHT || TC == 16) && (!SR || FP4) && (!MMA || BF16), "kernel v8 shapes");
+    static_assert(TC % 16 == 0 && TL <= LR && (!RHT || TC == 16) && (!SR || FP4) && (!MMA || BF16),
+                  "kernel v8 shapes");
     float tv[6];
     tensor_values<KIND>(a, tv);
     if (blockIdx.x == 0 && threadIdx.x == 0 && a.tvals && !a.amax_only)
@@ -281,18 +287,17 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             const uint32_t dst = stage_base + buf * COLS_V8_STAGE_BYTES;
 #pragma unroll
             for (uint32_t k = 0; k < 8u; k++)
-                cp_async16_shared(dst + (MMA ? dst0 : dst0 ^ (k << 5)) + k * 16u * COLS_V8_ROW_BYTES, src + k * src_step);
+                cp_async16_shared(dst + (MMA ? dst0 : dst0 ^ (k << 5)) + k * 16u * COLS_V8_ROW_BYTES,
+                                  src + k * src_step);
         }
         cp_async_commit();
     };
-    /* the first STAGES - 1 tiles start loading; each pass starts the tile STAGES - 1 passes ahead
-     * in the buffer the pass before read (the pass's last barrier has let every lane leave it),
-     * then waits for its own tile (at most STAGES - 1 newer groups pending) */
     /* rhtsum=mma: the B operand, this lane's ldmatrix and stmatrix row addresses (row group 0 of
      * buffer 0; matrix u / 8 of the x4, row u % 8: column half u & 8, row half / output half u & 16),
      * and its reads of the rotated tile (line rg * 4 + cg, slot (2 j + h) ^ (line % 8)) */
     uint32_t rb[2][2] = {{0, 0}, {0, 0}}, a_addr = 0, s_addr[2] = {0, 0};
-    const uint32_t mma_tile = stage_base + COLS_V8_STAGES * COLS_V8_STAGE_BYTES + warp * COLS_V8_MMA_WARP_BYTES;
+    const uint32_t mma_tile =
+        stage_base + COLS_V8_STAGES * COLS_V8_STAGE_BYTES + warp * COLS_V8_MMA_WARP_BYTES;
     if (MMA) {
         rht_mma_b(lane, rb);
         const uint32_t t = lane % 8u, ch = (lane / 8u) & 1u, rh = lane / 16u;
@@ -301,6 +306,9 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         s_addr[1] = mma_tile + rht_mma_offset(1, 8u * ch + t, rh);
     }
     const uint32_t mma_line = (rg * 4u + cg) * 128u, mma_x = (rg * 4u + cg) % 8u;
+    /* the first STAGES - 1 tiles start loading; each pass starts the tile STAGES - 1 passes ahead
+     * in the buffer the pass before read (the pass's last barrier has let every lane leave it),
+     * then waits for its own tile (at most STAGES - 1 newer groups pending) */
     tile_pos cur = {blockIdx.x / tcols, blockIdx.x % tcols}, ahead = cur;
 #pragma unroll
     for (uint32_t s = 0; s + 1u < COLS_V8_STAGES; s++) {
@@ -323,11 +331,13 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
          * cg & 1; row i is i * 256 bytes further (a compile-time offset) */
         const uint32_t *words = reinterpret_cast<const uint32_t *>(cols_stage) +
                                 (buf * COLS_V8_STAGE_BYTES + rg * 16u * COLS_V8_ROW_BYTES +
-                                 ((warp * 2u + cg / 2u) ^ (2u * rg)) * 16u + (cg & 1u) * 8u) / 4u;
+                                 ((warp * 2u + cg / 2u) ^ (2u * rg)) * 16u + (cg & 1u) * 8u) /
+                                    4u;
         uint32_t amax_only_max = 0, w[16], pair_max = 0;
-        /* The NC columns unrolled, except with SR or the RHT: their column code (Philox, the RHT's
-         * FP32 and FP64 forms) is large enough that four copies overflowed the instruction cache
-         * (ncu, run 36: "no instruction" was the main stall; 24K instructions per kernel). */
+        /* The NC columns unrolled, except with SR or the exact RHT: their column code (Philox, the
+         * RHT's FP32 and FP64 forms) is large enough that four copies overflowed the instruction
+         * cache (ncu, run 36: "no instruction" was the main stall; 24K instructions per kernel).
+         * Rolling the rhtsum=mma nearest-even loop too measured slower (run 60). */
         constexpr int ROLLED = SR || RHT == COLS_V8_RHT_EXACT;
 #pragma unroll(ROLLED ? 1 : NC)
         for (int j = 0; j < NC; j++) {
@@ -368,7 +378,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             } else {
 #pragma unroll
                 for (int i = 0; i < 16; i++)
-                    v[i] = BF16 ? __uint_as_float((j & 1) ? (w[i] & 0xFFFF0000u) : (w[i] << 16)) : __uint_as_float(w[i]);
+                    v[i] = BF16 ? __uint_as_float((j & 1) ? (w[i] & 0xFFFF0000u) : (w[i] << 16))
+                                : __uint_as_float(w[i]);
             }
             if constexpr (RHT == COLS_V8_RHT_EXACT) {
                 float t[16];
@@ -398,9 +409,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             const uint32_t srow = c0 + (uint32_t)j;
             const uint32_t f = srow * rows + r0; /* stored linear index of the first element: SR counter */
             uint8_t *dst = a.codes + (size_t)srow * a.code_stride + (FP4 ? r0 / 2 : r0);
-            const v7_tile tc =
-                code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f, tile_mask,
-                                                            tab);
+            const v7_tile tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f,
+                                                                           tile_mask, tab);
             const tile_scale &ts = tc.ts;
             const uint32_t am = tc.am;
             store_tile16<F>(a, tc, dst);

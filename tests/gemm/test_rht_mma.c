@@ -58,20 +58,16 @@ static float bf16_in(uint32_t lo, uint32_t hi)
  * BF16 grid and the distance to each. */
 static uint32_t bf16_rne_ref(float f)
 {
-    if (isnan(f))
-        return 0x7FFF0000u;
-    if (isinf(f) || f == 0.0f)
-        return bits(f);
+    if (isnan(f)) return 0x7FFF0000u;
+    if (isinf(f) || f == 0.0f) return bits(f);
     const uint32_t down = bits(f) & 0xFFFF0000u; /* toward zero */
     const uint32_t up = down + 0x10000u;         /* away from zero (may be Inf) */
     /* past the largest BF16 value the next grid point is 2^128 (IEEE: round as if the exponent
      * were unbounded, then overflow to Inf) */
     const double d = fabs((double)f), a = fabs((double)from_bits(down));
     const double b = (up & 0x7FFFFFFFu) == 0x7F800000u ? 0x1p128 : fabs((double)from_bits(up));
-    if (d - a < b - d)
-        return down;
-    if (d - a > b - d)
-        return up;
+    if (d - a < b - d) return down;
+    if (d - a > b - d) return up;
     return ((down >> 16) & 1u) ? up : down;
 }
 
@@ -87,7 +83,8 @@ static void rht_matrix(float b[256])
 
 static int test_worked_example(void)
 {
-    static test_counter tc = TEST_COUNTER_INIT("worked example: a term below the MMA's alignment decides a tie");
+    static test_counter tc =
+        TEST_COUNTER_INIT("worked example: a term below the MMA's alignment decides a tie");
     /* x = (1, 2^-8, 2^-30, 0, ...): y_0 = 0.25 (1 + 2^-8 + 2^-30). Exactly: just above the midpoint
      * of 0.25 and 0.25 (1 + 2^-7), so BF16 rounds up to 0x3E810000. The MMA aligns on 2^-2
      * (products x/4) with grid 2^-27: 2^-32 falls below it and is dropped, the sum 0.25 (1 + 2^-8)
@@ -109,31 +106,46 @@ static int test_worked_example(void)
 }
 
 enum { KINDS = 8 };
-static const char *const kind_names[KINDS] = {"narrow", "wide", "subnormal", "cancel", "near-overflow",
-                                              "zeros", "special", "subnormal edge"};
+static const char *const kind_names[KINDS] = {"narrow",        "wide",  "subnormal", "cancel",
+                                              "near-overflow", "zeros", "special",   "subnormal edge"};
 
 static void fill(float x[16], int kind)
 {
     const uint32_t base = 100u + next32() % 40u;
     for (int i = 0; i < 16; i++) {
         switch (kind) {
-        case 0: x[i] = bf16_in(base, base + 8u); break;
-        case 1: x[i] = bf16_in(1u, 254u); break;
-        case 2: x[i] = bf16_in(0u, (next32() & 1u) ? 0u : 3u); break;
-        case 3: x[i] = (i & 1) ? -x[i - 1] * (next32() % 4u ? 1.0f : 0x1p-20f) : bf16_in(base, base + 30u); break;
-        case 4: x[i] = bf16_in(240u, 254u); break;
-        case 5: x[i] = next32() % 3u ? 0.0f : bf16_in(1u, 254u); break;
-        case 6: x[i] = bf16_in(60u, 200u); break;
+        case 0:
+            x[i] = bf16_in(base, base + 8u);
+            break;
+        case 1:
+            x[i] = bf16_in(1u, 254u);
+            break;
+        case 2:
+            x[i] = bf16_in(0u, (next32() & 1u) ? 0u : 3u);
+            break;
+        case 3:
+            x[i] = (i & 1) ? -x[i - 1] * (next32() % 4u ? 1.0f : 0x1p-20f) : bf16_in(base, base + 30u);
+            break;
+        case 4:
+            x[i] = bf16_in(240u, 254u);
+            break;
+        case 5:
+            x[i] = next32() % 3u ? 0.0f : bf16_in(1u, 254u);
+            break;
+        case 6:
+            x[i] = bf16_in(60u, 200u);
+            break;
         /* the largest input near 2^-126, sums below it: FP32-subnormal results whose grid 2^(E-25)
          * is finer than 2^-149 by 0-4 bits, or coarser by up to 3 */
-        default: x[i] = bf16_in(1u, 8u); break;
+        default:
+            x[i] = bf16_in(1u, 8u);
+            break;
         }
     }
     if (kind == 6) { /* one or two of NaN, +Inf, -Inf */
         static const uint32_t sp[3] = {0x7FC00000u, 0x7F800000u, 0xFF800000u};
         x[next32() % 16u] = from_bits(sp[next32() % 3u]);
-        if (next32() & 1u)
-            x[next32() % 16u] = from_bits(sp[next32() % 3u]);
+        if (next32() & 1u) x[next32() % 16u] = from_bits(sp[next32() % 3u]);
     }
 }
 
@@ -163,7 +175,8 @@ static int test_against_gemm_model(void)
                 fpsim_rht16_mma(ym, A + v * 16);
                 for (int j = 0; j < 16; j++) {
                     const uint32_t want = bf16_rne_ref(C[v * 16 + j]);
-                    TEST_CHECK_EQ_HEX(&tc, bits(ym[j]), want, "%s vector %zu output %d", kind_names[kind], v, j);
+                    TEST_CHECK_EQ_HEX(&tc, bits(ym[j]), want, "%s vector %zu output %d", kind_names[kind], v,
+                                      j);
                 }
                 if (kind == 0 || kind == 1) {
                     fpsim_rht16(ye, A + v * 16);
@@ -176,8 +189,8 @@ static int test_against_gemm_model(void)
             }
         }
     TEST_CHECK(&td, differ_wide > 0, "%llu wide vectors differ", (unsigned long long)differ_wide);
-    printf("     wide vectors where rhtsum=exact and mma differ: %llu of %d\n", (unsigned long long)differ_wide,
-           M * ROUNDS);
+    printf("     wide vectors where rhtsum=exact and mma differ: %llu of %d\n",
+           (unsigned long long)differ_wide, M * ROUNDS);
     free(A);
     free(C);
     return test_summary(&tc) | test_summary(&td);
@@ -185,7 +198,8 @@ static int test_against_gemm_model(void)
 
 static int test_quantizer(void)
 {
-    static test_counter tc = TEST_COUNTER_INIT("nvfp4 rht=1,rhtsum=mma cols == rht=0 rows of the rotated transpose");
+    static test_counter tc =
+        TEST_COUNTER_INIT("nvfp4 rht=1,rhtsum=mma cols == rht=0 rows of the rotated transpose");
     enum { R = 256, COLS = 272 };
     float *x = malloc(sizeof(float) * R * COLS), *t = malloc(sizeof(float) * R * COLS);
     for (size_t i = 0; i < (size_t)R * COLS; i++)
@@ -207,7 +221,8 @@ static int test_quantizer(void)
     oa.axis = FPSIM_AXIS_COLS;
     ob.axis = FPSIM_AXIS_ROWS;
     int ok = fpsim_scheme_parse(&sm, "nvfp4:rht=1,rhtsum=mma") == FPSIM_OK &&
-             fpsim_scheme_parse(&s0, "nvfp4") == FPSIM_OK && fpsim_block_quantize(&qa, &sm, x, R, COLS, &oa) == FPSIM_OK &&
+             fpsim_scheme_parse(&s0, "nvfp4") == FPSIM_OK &&
+             fpsim_block_quantize(&qa, &sm, x, R, COLS, &oa) == FPSIM_OK &&
              fpsim_block_quantize(&qb, &s0, t, COLS, R, &ob) == FPSIM_OK;
     TEST_CHECK(&tc, ok, "quantize: %s", fpsim_last_error());
     if (ok) {

@@ -33,21 +33,24 @@ static uint16_t rht_b_bits(int k, int n)
  * roundings. Fragment layouts of mma.m16n8k16 (PTX ISA, "row.col"): A row = vector (lane / 4,
  * + 8), column = element (2 (lane % 4) + 0/1, + 8); B row = element, column = output; D row =
  * vector, column = output 2 (lane % 4) + 0/1 of the half h. */
-__global__ void rht_mma_probe(const uint32_t *x, const uint32_t *bmat, float *out, uint32_t *out_bf16, int nvec)
+__global__ void rht_mma_probe(const uint32_t *x, const uint32_t *bmat, float *out, uint32_t *out_bf16,
+                              int nvec)
 {
     const int warp = (int)((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = (int)(threadIdx.x % 32);
     if (warp * 16 >= nvec) return;
     const int g = lane / 4, q = lane % 4;
     const uint32_t *v = x + (size_t)warp * 16 * 8; /* 8 words (16 BF16) per vector */
-    const uint32_t a0 = v[g * 8 + q], a1 = v[(g + 8) * 8 + q], a2 = v[g * 8 + 4 + q], a3 = v[(g + 8) * 8 + 4 + q];
+    const uint32_t a0 = v[g * 8 + q], a1 = v[(g + 8) * 8 + q], a2 = v[g * 8 + 4 + q],
+                   a3 = v[(g + 8) * 8 + 4 + q];
     for (int h = 0; h < 2; h++) {
         /* bmat: word (n, k / 2) = B[k][n] | B[k + 1][n] << 16 */
         const uint32_t b0 = bmat[(8 * h + g) * 8 + q], b1 = bmat[(8 * h + g) * 8 + 4 + q];
         float d0, d1, d2, d3;
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-                     "{%8, %9}, {%10, %10, %10, %10};"
-                     : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
-                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(0.0f));
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+            "{%8, %9}, {%10, %10, %10, %10};"
+            : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
+            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(0.0f));
         const float d[4] = {d0, d1, d2, d3};
         for (int r = 0; r < 4; r++) {
             const int m = warp * 16 + g + 8 * (r / 2), n = 8 * h + 2 * q + (r % 2);
@@ -74,23 +77,41 @@ static uint16_t bf16_in(uint32_t lo, uint32_t hi)
 }
 
 enum { KINDS = 9, PER_KIND = 16 * 4096 };
-static const char *const kind_names[KINDS] = {"wide", "window edge", "subnormal", "overflow", "cancel",
-                                              "zeros", "special", "ties", "subnormal edge"};
+static const char *const kind_names[KINDS] = {"wide",  "window edge", "subnormal", "overflow",      "cancel",
+                                              "zeros", "special",     "ties",      "subnormal edge"};
 
 static void fill(uint16_t v[16], int kind)
 {
     const uint32_t base = 20u + next32() % 200u;
     for (int i = 0; i < 16; i++) {
         switch (kind) {
-        case 0: v[i] = bf16_in(0u, 254u); break;
-        case 1: v[i] = bf16_in(base, base + 26u); break; /* 18-26 binades down: the alignment cut */
-        case 2: v[i] = bf16_in(0u, next32() % 4u ? 0u : 2u); break;
-        case 3: v[i] = (uint16_t)(bf16_in(252u, 254u) & (next32() % 4u ? 0x7FFFu : 0xFFFFu)); break;
-        case 4: v[i] = (i & 1) ? (uint16_t)(v[i - 1] ^ 0x8000u) : bf16_in(base, base + 12u); break;
-        case 5: v[i] = next32() % 4u ? (uint16_t)(next32() & 0x8000u) : bf16_in(base, base + 30u); break;
-        case 6: v[i] = bf16_in(base, base + 20u); break;
-        case 7: v[i] = 0; break; /* ties: below */
-        default: v[i] = bf16_in(1u, 8u); break; /* FP32-subnormal sums on grids above and below 2^-149 */
+        case 0:
+            v[i] = bf16_in(0u, 254u);
+            break;
+        case 1:
+            v[i] = bf16_in(base, base + 26u);
+            break; /* 18-26 binades down: the alignment cut */
+        case 2:
+            v[i] = bf16_in(0u, next32() % 4u ? 0u : 2u);
+            break;
+        case 3:
+            v[i] = (uint16_t)(bf16_in(252u, 254u) & (next32() % 4u ? 0x7FFFu : 0xFFFFu));
+            break;
+        case 4:
+            v[i] = (i & 1) ? (uint16_t)(v[i - 1] ^ 0x8000u) : bf16_in(base, base + 12u);
+            break;
+        case 5:
+            v[i] = next32() % 4u ? (uint16_t)(next32() & 0x8000u) : bf16_in(base, base + 30u);
+            break;
+        case 6:
+            v[i] = bf16_in(base, base + 20u);
+            break;
+        case 7:
+            v[i] = 0;
+            break; /* ties: below */
+        default:
+            v[i] = bf16_in(1u, 8u);
+            break; /* FP32-subnormal sums on grids above and below 2^-149 */
         }
     }
     if (kind == 6) { /* one or two of NaN, +Inf, -Inf */
@@ -101,7 +122,8 @@ static void fill(uint16_t v[16], int kind)
     if (kind == 7) { /* two terms 2^8 apart: every output a BF16 midpoint, then a term far below */
         v[0] = 0x3F80u;
         v[1] = 0x3B80u;
-        for (int i = 2; i < 16; i++) v[i] = 0;
+        for (int i = 2; i < 16; i++)
+            v[i] = 0;
         v[2 + next32() % 14u] = bf16_in(100u, 112u);
     }
 }
@@ -118,13 +140,16 @@ int main(void)
     float *out = (float *)malloc((size_t)nvec * 16 * 4);
     uint32_t *out16 = (uint32_t *)malloc((size_t)nvec * 16 * 4), bm[128];
     for (int k = 0; k < KINDS; k++)
-        for (int v = 0; v < PER_KIND; v++) fill(xv + ((size_t)k * PER_KIND + v) * 16, k);
+        for (int v = 0; v < PER_KIND; v++)
+            fill(xv + ((size_t)k * PER_KIND + v) * 16, k);
     for (int n = 0; n < 16; n++)
-        for (int k = 0; k < 16; k += 2) bm[n * 8 + k / 2] = rht_b_bits(k, n) | (uint32_t)rht_b_bits(k + 1, n) << 16;
+        for (int k = 0; k < 16; k += 2)
+            bm[n * 8 + k / 2] = rht_b_bits(k, n) | (uint32_t)rht_b_bits(k + 1, n) << 16;
     uint32_t *dx, *db, *d16;
     float *dout;
     if (cudaMalloc(&dx, (size_t)nvec * 32) != cudaSuccess || cudaMalloc(&db, sizeof bm) != cudaSuccess ||
-        cudaMalloc(&dout, (size_t)nvec * 64) != cudaSuccess || cudaMalloc(&d16, (size_t)nvec * 64) != cudaSuccess) {
+        cudaMalloc(&dout, (size_t)nvec * 64) != cudaSuccess ||
+        cudaMalloc(&d16, (size_t)nvec * 64) != cudaSuccess) {
         printf("FAIL: cudaMalloc\n");
         return 1;
     }
@@ -148,14 +173,15 @@ int main(void)
         for (int v = 0; v < PER_KIND; v++) {
             const size_t m = (size_t)k * PER_KIND + v;
             uint32_t in[16], want[16], want16[16];
-            for (int i = 0; i < 16; i++) in[i] = (uint32_t)xv[m * 16 + i] << 16;
+            for (int i = 0; i < 16; i++)
+                in[i] = (uint32_t)xv[m * 16 + i] << 16;
             fpsim_rht16_mma_sums(want, in);
             fpsim_rht16_mma_bits(want16, in);
             for (int j = 0; j < 16; j++) {
                 uint32_t got;
                 memcpy(&got, &out[m * 16 + j], 4);
-                TEST_CHECK_EQ_HEX(&tc, got, want[j], "vector %zu output %d, input %04x %04x %04x %04x ...", m, j,
-                                  xv[m * 16], xv[m * 16 + 1], xv[m * 16 + 2], xv[m * 16 + 3]);
+                TEST_CHECK_EQ_HEX(&tc, got, want[j], "vector %zu output %d, input %04x %04x %04x %04x ...", m,
+                                  j, xv[m * 16], xv[m * 16 + 1], xv[m * 16 + 2], xv[m * 16 + 3]);
                 /* NaN: any NaN passes (the model's bf16 NaN is the device's 0x7FFF) */
                 TEST_CHECK_EQ_HEX(&tb, out16[m * 16 + j], want16[j], "vector %zu output %d", m, j);
                 const uint32_t e = (want[j] >> 23) & 0xFFu;
@@ -164,8 +190,8 @@ int main(void)
                 zero += (want[j] & 0x7FFFFFFFu) == 0u;
             }
         }
-        printf("     %s: %llu non-finite, %llu subnormal, %llu zero outputs\n", kind_names[k], nonfinite, subnormal,
-               zero);
+        printf("     %s: %llu non-finite, %llu subnormal, %llu zero outputs\n", kind_names[k], nonfinite,
+               subnormal, zero);
         /* each kind reached what it aims at */
         const int aimed = k == 3 ? nonfinite > 0 : (k == 2 || k == 8) ? subnormal > 0 : k == 5 ? zero > 0 : 1;
         if (!aimed) {

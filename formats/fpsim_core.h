@@ -391,27 +391,41 @@ FPSIM_HD uint32_t fpsim_f16_to_f32_bits(uint32_t h)
 /* ---- random bits for stochastic rounding --------------------------------------------------- */
 
 /* Philox4x32-10 (Salmon et al., SC'11; Random123 philox.h): 10 rounds of two 32x32->64
- * multiplies with the Weyl key schedule. Tested against Random123's known-answer vectors. */
-FPSIM_HD void fpsim_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
+ * multiplies with the Weyl key schedule. Tested against Random123's known-answer vectors.
+ * The schedule and the rounds are also callable apart: kernels that use one key for many blocks
+ * compute the round keys once (fpsim_philox_round_keys) and run fpsim_philox4x32_rounds. */
+FPSIM_HD void fpsim_philox_round_keys(const uint32_t key[2], uint32_t rk[20])
+{
+    for (int round = 0; round < 10; round++) {
+        rk[2 * round] = key[0] + (uint32_t)round * 0x9E3779B9u;
+        rk[2 * round + 1] = key[1] + (uint32_t)round * 0xBB67AE85u;
+    }
+}
+
+FPSIM_HD void fpsim_philox4x32_rounds(const uint32_t ctr[4], const uint32_t rk[20], uint32_t out[4])
 {
     uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
-    uint32_t k0 = key[0], k1 = key[1];
     for (int round = 0; round < 10; round++) {
         const uint64_t p0 = (uint64_t)0xD2511F53u * c0;
         const uint64_t p1 = (uint64_t)0xCD9E8D57u * c2;
-        const uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
-        const uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        const uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ rk[2 * round];
+        const uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ rk[2 * round + 1];
         c1 = (uint32_t)p1;
         c3 = (uint32_t)p0;
         c0 = n0;
         c2 = n2;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
     }
     out[0] = c0;
     out[1] = c1;
     out[2] = c2;
     out[3] = c3;
+}
+
+FPSIM_HD void fpsim_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
+{
+    uint32_t rk[20];
+    fpsim_philox_round_keys(key, rk);
+    fpsim_philox4x32_rounds(ctr, rk, out);
 }
 
 /* The random word of element `index` of tensor/stream `stream`: word (index & 3) of

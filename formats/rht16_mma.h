@@ -60,20 +60,13 @@ FPSIM_HD uint32_t fpsim_rht_mma_pack_rz(uint32_t neg, uint64_t mag, int q)
         q += nb - 24;
         nb = 24;
     }
-    if (q < -149) {
-        const int s = -149 - q;
-        mag = s >= 64 ? 0 : mag >> s;
-        q = -149;
-        nb = 0;
-        for (uint64_t m = mag; m; m >>= 1)
-            nb++;
-    }
     const uint32_t sign = neg << 31;
-    if (mag == 0) return sign;
     const int e = q + nb - 1; /* exponent of the leading bit */
     if (e > 127) return sign | 0x7F800000u;
-    if (e < -126) /* subnormal: q >= -149 here, and mag * 2^(q + 149) is below 2^23 */
-        return sign | (uint32_t)(mag << (q + 149));
+    if (e < -126) { /* subnormal: the value on the grid 2^-149, whichever side of it q lies */
+        const int s = q + 149;
+        return sign | (uint32_t)(s >= 0 ? mag << s : (-s >= 64 ? 0 : mag >> -s));
+    }
     /* normal: mag has nb <= 24 bits; shift its leading bit to bit 23, then the field carries it */
     const uint32_t m24 = (uint32_t)(mag << (24 - nb));
     return sign | (((uint32_t)(e + 126) << 23) + m24);

@@ -64,8 +64,7 @@ struct qargs {
     int use_given;
     uint64_t seed;
     uint32_t stream;
-    /* SR: the Philox key of each of the 10 rounds, (k0, k1) + r (0x9E3779B9, 0xBB67AE85) with
-     * (k0, k1) = the seed's halves (fpsim_philox4x32_10's Weyl schedule), so that the kernels read
+    /* SR: the Philox round keys of the seed (fpsim_philox_round_keys), so that the kernels read
      * them as constant operands instead of stepping the key per block (sr_block16) */
     uint32_t sr_round_keys[20];
     int want_cublas;
@@ -771,10 +770,8 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     a.cub32 = out->cublas_f32;
     a.tvals = out->tensor_values;
     a.seed = o.seed;
-    for (int r = 0; r < 10; r++) {
-        a.sr_round_keys[2 * r] = (uint32_t)o.seed + (uint32_t)r * 0x9E3779B9u;
-        a.sr_round_keys[2 * r + 1] = (uint32_t)(o.seed >> 32) + (uint32_t)r * 0xBB67AE85u;
-    }
+    const uint32_t sr_key[2] = {(uint32_t)o.seed, (uint32_t)(o.seed >> 32)};
+    fpsim_philox_round_keys(sr_key, a.sr_round_keys);
     a.stream = o.stream;
     a.want_cublas = (o.want & FPSIM_QWANT_CUBLAS) != 0 && (out->cublas_codes || out->cublas_f32);
     a.fast_mode = fast_elem_mode(&a.es, fpsim_gpu_hw_cvt_available());

@@ -157,22 +157,10 @@ __device__ __forceinline__ tile_scale mx_scale_tab(const qargs &a, uint32_t amax
  * kernel v4). */
 __device__ __forceinline__ void sr_block16(uint32_t (&w)[4], const qargs &a, uint32_t f)
 {
-    /* fpsim_philox4x32_10's rounds with the round keys from the kernel's arguments (constant
-     * operands of the LOP3s; stepping the key cost two uniform adds per round, run 58's profile) */
-    uint32_t c0 = f >> 4, c1 = 0u, c2 = a.stream, c3 = 0u;
-#pragma unroll
-    for (int r = 0; r < 10; r++) {
-        const uint32_t lo0 = 0xD2511F53u * c0, hi0 = __umulhi(0xD2511F53u, c0);
-        const uint32_t lo1 = 0xCD9E8D57u * c2, hi1 = __umulhi(0xCD9E8D57u, c2);
-        c0 = hi1 ^ c1 ^ a.sr_round_keys[2 * r];
-        c2 = hi0 ^ c3 ^ a.sr_round_keys[2 * r + 1];
-        c1 = lo1;
-        c3 = lo0;
-    }
-    w[0] = c0;
-    w[1] = c1;
-    w[2] = c2;
-    w[3] = c3;
+    /* the round keys come from the kernel's arguments, filled by the host with
+     * fpsim_philox_round_keys: constant operands instead of two uniform adds per round (run 59) */
+    const uint32_t ctr[4] = {f >> 4, 0u, a.stream, 0u};
+    fpsim_philox4x32_rounds(ctr, a.sr_round_keys, w);
 }
 
 /* Those bytes moved to bits 31..24 (the core's layout, for the exact path). */

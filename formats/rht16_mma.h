@@ -52,9 +52,11 @@ FPSIM_HD uint32_t fpsim_rht_mma_neg(int i, int j)
  * (both toward zero); +-Inf beyond FLT_MAX (step 4). mag != 0. */
 FPSIM_HD uint32_t fpsim_rht_mma_pack_rz(uint32_t neg, uint64_t mag, int q)
 {
-    int nb = 0;
-    for (uint64_t m = mag; m; m >>= 1)
-        nb++;
+#if defined(__CUDA_ARCH__)
+    int nb = 64 - __clzll((long long)mag);
+#else
+    int nb = 64 - __builtin_clzll(mag);
+#endif
     if (nb > 24) {
         mag >>= nb - 24;
         q += nb - 24;
@@ -89,27 +91,42 @@ FPSIM_HD void fpsim_rht16_mma_sums(uint32_t sums[16], const uint32_t x[16])
         e[i] = ef ? (int)ef - 127 : -126;
         if (cls[i] == 0u && m[i] && e[i] > emax) emax = e[i];
     }
+    /* Each product's truncated magnitude (step 3) is the same in every output; only its sign
+     * changes with H16's column. In units of the grid 2^(E - 25), E = emax - 2 (the products'
+     * exponents are the inputs' minus 2): m * 2^(e - 7 - 2) / 2^(emax - 27) = m * 2^(18 - (emax - e)),
+     * signed by the input and by s_i. The 16 exact sums are then a Walsh-Hadamard transform of
+     * these integers (below 2^30 in magnitude: no overflow). */
+    int64_t t[16];
+    uint32_t special = 0;
+    for (int i = 0; i < 16; i++) {
+        special |= cls[i];
+        const int d = emax - e[i];
+        const int64_t mag = cls[i] || !m[i] ? 0
+                            : d <= 18       ? (int64_t)m[i] << (18 - d)
+                            : d - 18 >= 8   ? 0
+                                            : (int64_t)(m[i] >> (d - 18));
+        t[i] = (sg[i] ^ fpsim_rht_mma_neg(i, 0)) ? -mag : mag;
+    }
+    for (int h = 1; h < 16; h <<= 1)
+        for (int i = 0; i < 16; i++)
+            if ((i & h) == 0) {
+                const int64_t a = t[i], b = t[i + h];
+                t[i] = a + b;
+                t[i + h] = a - b;
+            }
     for (int j = 0; j < 16; j++) {
+        /* step 5 for NaN and infinities, whose signs do depend on the output */
         int nan = 0, pinf = 0, ninf = 0;
-        int64_t sum = 0;
-        for (int i = 0; i < 16; i++) {
-            const uint32_t neg = sg[i] ^ fpsim_rht_mma_neg(i, j);
-            if (cls[i] == 2u) {
-                nan = 1;
-            } else if (cls[i] == 1u) {
-                if (neg)
+        for (int i = 0; special && i < 16; i++) {
+            nan |= cls[i] == 2u;
+            if (cls[i] == 1u) {
+                if (sg[i] ^ fpsim_rht_mma_neg(i, j))
                     ninf = 1;
                 else
                     pinf = 1;
-            } else if (m[i]) {
-                /* in units of the grid 2^(E - 25), E = emax - 2 (the products' exponents are the
-                 * inputs' minus 2): m * 2^(e - 7 - 2) / 2^(emax - 27) = m * 2^(18 - (emax - e)) */
-                const int d = emax - e[i];
-                const int64_t t =
-                    d <= 18 ? (int64_t)m[i] << (18 - d) : (d - 18 >= 8 ? 0 : (int64_t)(m[i] >> (d - 18)));
-                sum += neg ? -t : t;
             }
         }
+        const int64_t sum = t[j];
         uint32_t r;
         if (nan || (pinf && ninf))
             r = 0x7FFFFFFFu;

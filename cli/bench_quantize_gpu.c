@@ -42,6 +42,7 @@ static const gpu_case default_cases[] = {
     {"e8m0/torch/rne", 0, 0, 0, 0, 0},      {"bf16/nv/rne", 0, 0, 0, 0, 0},
     {"e4m3/nv/sr", 0, 0, 0, 0, 0},          {"e4m3/nv/rne", 0, 1, 0, 0, 0},
     {"e4m3/nv/rne", 0, 1, 0, 0, 1},         {"e2m1/nv/rne", 0, 1, 0, 0, 0},
+    {"e2m3/nv/rne", 0, 1, 0, 0, 0},         {"mxfp4", 1, 1, 1, 1, 0},
     {"mxfp8-e4m3", 1, 1, 0, 1, 0},          {"mxfp8-e4m3", 1, 0, 0, 1, 0},
     {"mxfp8-e4m3:rule=rceil-sat", 1, 1, 0, 1, 0}, {"mxfp8-e4m3", 1, 1, 1, 1, 0},
     {"mxfp8-e4m3:tile=32x32", 1, 1, 0, 1, 0}, {"mxfp6-e2m3", 1, 1, 0, 1, 0},

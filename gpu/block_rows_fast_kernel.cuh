@@ -241,6 +241,9 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
     out.am = raw;
     /* E2M1 kernels run with FAST_SAT_SMALL only (fast_elem_mode), so their test folds */
     const int fast_mode = F == FPSIM_E2M1 ? (int)FAST_SAT_SMALL : a.fast_mode;
+    /* MX E2M1/E2M3 from bf16: the scale is a power of two, so the bf16-pair forms code the inputs
+     * themselves (elem_bf16_pairs.cuh; half the instructions of the float32 forms) */
+    constexpr int BF16_PAIRS = KIND == FPSIM_KIND_MX && BF16 && !SR && (F == FPSIM_E2M1 || F == FPSIM_E2M3);
     if (tile_is_fast(fast_mode, raw, plain, out.ts.mult, elem_max)) {
         float y[16];
 #pragma unroll
@@ -250,7 +253,10 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
 #pragma unroll
             for (int j = 0; j < 16; j++)
                 out.sat += fabsf(y[j]) > elem_max;
-        if constexpr (SR) {
+        if (BF16_PAIRS && fpsim_bf16_pair_scale_ok(__float_as_uint(out.ts.mult))) {
+            if constexpr (BF16_PAIRS)
+                fast_codes_bf16_pow2<F, 16>(e.v, fpsim_bf16x2_pow2_of_f32_bits(__float_as_uint(out.ts.mult)), c);
+        } else if constexpr (SR) {
             uint32_t kw[16];
             sr_magic16(kw, a, f);
             fast_codes_sr<16>(y, kw, c);

@@ -145,9 +145,11 @@ __global__ void __launch_bounds__(THREADS) convert_vec_kernel(void *codes, const
 
 /* Fast-vector kernel (convert_fast.cuh): nearest-even into format F; vectors with NaN, Inf, a
  * magnitude above F's maximum (mode FAST_IF_NO_OVERFLOW) or one of 2^13 or more (FAST_SAT_SMALL)
- * take the core element by element. */
+ * take the core element by element. From bf16 the register limit of 4 CTAs per SM (64) is asked
+ * for: left free, the inlined core of the rare path took 93 registers, 2 CTAs fitted, and 16 warps
+ * with 32 bytes in flight each kept the loads short of the bandwidth (72% of copy, run 65). */
 template <int K, int F>
-__global__ void __launch_bounds__(THREADS) convert_fast_kernel(void *codes, const void *x, size_t n_vec, fpsim_spec s,
+__global__ void __launch_bounds__(THREADS, K == SRC_BF16 ? 4 : 1) convert_fast_kernel(void *codes, const void *x, size_t n_vec, fpsim_spec s,
                                                              int mode, uint64_t sweep_first)
 {
     typedef typename src_type<K>::T T;
@@ -166,7 +168,10 @@ __global__ void __launch_bounds__(THREADS) convert_fast_kernel(void *codes, cons
         if (raw < FPSIM_F32_INF_BITS &&
             (mode == FAST_SATURATING ||
              raw <= (mode == FAST_SAT_SMALL ? FPSIM_FAST_SMALL_MAX_BITS : convert_fast_max_bits<F>()))) {
-            convert_fast_codes<F>(xb, s, c);
+            if constexpr (K == SRC_BF16 && (F == FPSIM_E2M1 || F == FPSIM_E2M3))
+                convert_fast_codes_bf16<F>(v, c);
+            else
+                convert_fast_codes<F>(xb, s, c);
         } else {
 #pragma unroll
             for (int q = 0; q < W; q++)

@@ -7,7 +7,8 @@
  * convert_fast_mode refuses), so nearest-even is the short form of each format:
  *  - E4M3/E5M2: cvt.rn.satfinite (hw_cvt.cuh: `nv` on all 2^32 inputs), sm_89+;
  *  - E2M1: fpsim_e2m1x2_rne_sat_small, two elements at a time (vectors whose largest |x| is below
- *    2^13, mode FAST_SAT_SMALL); E2M3: fpsim_e2m3_rne_sat; E3M2: the lean nearest-even form
+ *    2^13, mode FAST_SAT_SMALL); from bf16, E2M1 and E2M3 take elem_bf16_pairs.cuh's forms on the
+ *    bf16 pairs themselves; E2M3: fpsim_e2m3_rne_sat; E3M2: the lean nearest-even form
  *    (elem_fixed.cuh; compared with the core by tests/gpu/test_lean_rne.cu);
  *  - BF16/F16: cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32, IEEE nearest-even with subnormals kept (no
  *    .ftz), which is what every BF16/F16 policy does to a finite value that does not overflow.
@@ -87,6 +88,20 @@ __device__ __forceinline__ void convert_fast_codes(const uint32_t (&xb)[16], con
 #pragma unroll
         for (int q = 0; q < 4; q++)
             c[q % convert_fast_words<F>::W] = b[q];
+    }
+}
+
+/* The same for 16 bf16 inputs into E2M1 or E2M3 (one code per byte): elem_bf16_pairs.cuh's forms
+ * with the scale 2^0 on the bf16 pairs 2q, 2q + 1, whose lanes (bytes 0 and 2) go to bytes
+ * 2q % 4 and 2q % 4 + 1 of word q / 2. Any non-NaN input (Inf saturates, as the policy must). */
+template <int F> __device__ __forceinline__ void convert_fast_codes_bf16(const uint16_t (&v)[16], uint32_t (&c)[4])
+{
+    constexpr uint32_t ONE = 0x3F803F80u; /* bf16 1.0, both lanes */
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        const uint32_t lo = fpsim_e2mx_bf16x2_rne_sat<F>(v[4 * q] | (uint32_t)v[4 * q + 1] << 16, ONE),
+                       hi = fpsim_e2mx_bf16x2_rne_sat<F>(v[4 * q + 2] | (uint32_t)v[4 * q + 3] << 16, ONE);
+        c[q] = __byte_perm(lo, hi, 0x6420u);
     }
 }
 

@@ -19,6 +19,7 @@
 #include <float.h>
 
 #include "block_rules.cuh" /* FPSIM_F32_INF_BITS */
+#include "elem_bf16_pairs.cuh"
 #include "elem_fixed.cuh"
 #include "hw_cvt.cuh"
 
@@ -111,6 +112,40 @@ __device__ __forceinline__ void fast_codes(const float (&y)[N], const fpsim_spec
 #pragma unroll
         for (int j = 0; j < N; j++)
             c[j / 4] |= fpsim_round_f32_rne_lean<G>(__float_as_uint(y[j]), es) << (8 * (j % 4));
+    }
+}
+
+/* The same for bf16 inputs scaled by a power of two (F = E2M1 or E2M3; N a multiple of 8): v[j]
+ * holds element j widened (its bf16 in the high half), s1 the pair 2^k, 2^k
+ * (fpsim_bf16_pair_scale_ok holds). elem_bf16_pairs.cuh's forms on the bf16 pairs themselves, one
+ * PRMT forming each pair: E2M1 pairs elements j and j + 4 of each 8 as fast_codes does (lane 0 ->
+ * nibble j, lane 1 -> nibble j + 4); E2M3 pairs 2q and 2q + 1, whose lanes are bytes 0 and 2 of
+ * the result and go to bytes 2q % 4 and 2q % 4 + 1 of word q / 2. */
+template <int F, int N>
+__device__ __forceinline__ void fast_codes_bf16_pow2(const float (&v)[N], uint32_t s1,
+                                                     uint32_t (&c)[code_words<F, N>::W])
+{
+    static_assert((F == FPSIM_E2M1 || F == FPSIM_E2M3) && N % 8 == 0, "E2M1 or E2M3, whole words");
+    if (F == FPSIM_E2M1) {
+#pragma unroll
+        for (int q = 0; q < N / 8; q++) {
+            c[q] = 0;
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                c[q] |= fpsim_e2mx_bf16x2_rne_sat<F>(__byte_perm(__float_as_uint(v[8 * q + k]),
+                                                                 __float_as_uint(v[8 * q + k + 4]), 0x7632u),
+                                                     s1)
+                        << (4 * k);
+        }
+    } else {
+#pragma unroll
+        for (int q = 0; q < N / 4; q++) {
+            const uint32_t lo = fpsim_e2mx_bf16x2_rne_sat<F>(
+                               __byte_perm(__float_as_uint(v[4 * q]), __float_as_uint(v[4 * q + 1]), 0x7632u), s1),
+                           hi = fpsim_e2mx_bf16x2_rne_sat<F>(
+                               __byte_perm(__float_as_uint(v[4 * q + 2]), __float_as_uint(v[4 * q + 3]), 0x7632u), s1);
+            c[q % code_words<F, N>::W] = __byte_perm(lo, hi, 0x6420u);
+        }
     }
 }
 

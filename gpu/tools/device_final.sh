@@ -19,12 +19,13 @@ cd "$(dirname "$0")/../.."
 
 pack() {
     [ -x build-devonly/fpsim-device ] || { echo "build build-devonly first (see docs/gpu.md)" >&2; exit 1; }
-    [ -x build-devgemm/fpsim-gemm ] || { echo "run gpu/device_gemm.sh build first" >&2; exit 1; }
+    local gemm=build-devgemm/fpsim-gemm
+    [ -x "$gemm" ] || { echo "no $gemm (gpu/device_gemm.sh build): the gemm step will fail" >&2; gemm=; }
     mkdir -p .carry
     grep -qx '/.carry/' .git/info/exclude 2>/dev/null || echo '/.carry/' >> .git/info/exclude
     tar czf .carry/bundle.tar.gz build-devonly/fpsim-device build-devonly/tests/test_gpu_convert \
-        build-devonly/tests/test_gpu_blocks build-devonly/tests/test_log2_rules build-devonly/tests/test_rht_mma_hw $(find build-devonly -name CTestTestfile.cmake) \
-        build-devgemm/fpsim-gemm
+        build-devonly/tests/test_gpu_blocks build-devonly/tests/test_log2_rules build-devonly/tests/test_rht_mma_hw \
+        build-devonly/tests/test_bf16_pairs_hw $(find build-devonly -name CTestTestfile.cmake) $gemm
     ls -la .carry/bundle.tar.gz
 }
 

@@ -6,7 +6,9 @@
  * random bytes per input) over every non-NaN input for the policies they serve; the E2M3
  * magic-sum form (fpsim_e2m3_rne_sat) on the inputs the fast cases give it; and the paired E2M1
  * forms the fast tiles and vectors use (fpsim_e2m1x2_rne_sat_small, fpsim_e2m1x2_sr8_sat_small)
- * on every input below 2^13, both lanes. The short forms are second algorithms (integer adds on
+ * on every input below 2^13, both lanes; and the bf16-pair forms of MX tiles and bf16 conversions
+ * (elem_bf16_pairs.cuh: E2M1 and E2M3 on the bf16x2 FMA) on every bf16 input, scaled by every
+ * power of two they accept, both lanes. The short forms are second algorithms (integer adds on
  * the float's bits, FP32 magic-constant sums); the core, tested against measured values and
  * ml_dtypes in tests/formats, is the oracle. Runs on the host (no GPU needed): the device builds
  * differ in spelling the adds as __fadd_rn (or _rz) and the 16x2 lane operations as PRMT and
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elem_bf16_pairs.cuh"
 #include "elem_fixed.cuh"
 #include "fpsim_formats.h"
 #include "fpsim_parallel.h"
@@ -160,11 +163,84 @@ template <int F, int FORM> static int check_format(int *specs, const char *only)
     return failed;
 }
 
-/* argv[1] (optional): one format name, e.g. e2m3. */
+/* ---- the bf16-pair forms (elem_bf16_pairs.cuh) ----
+ * Every non-NaN bf16 x in lane 0 and a partner of another magnitude and sign in lane 1, scaled by
+ * 2^k for every k the forms accept (-124 .. 120); the oracle is the CPU emulator's chain: the
+ * float32 product x * 2^k, then the core under a saturating spec. */
+struct pairs_ctx {
+    fpsim_spec spec;
+    int f;
+    unsigned long long bad[245];
+    uint32_t first_x[245];
+};
+
+template <int F> static void pairs_sweep(void *ctx, size_t b, size_t e)
+{
+    pairs_ctx *c = static_cast<pairs_ctx *>(ctx);
+    for (size_t i = b; i < e; i++) {
+        const int k = (int)i - 124;
+        const uint32_t pbits = (uint32_t)(k + 127) << 23, s1 = fpsim_bf16x2_pow2_of_f32_bits(pbits);
+        float p;
+        memcpy(&p, &pbits, 4);
+        unsigned long long bad = 0;
+        uint32_t first = 0;
+        for (uint32_t x = 0; x < 0x10000u; x++) {
+            const uint32_t y = (x * 40503u + 0x1234u) & 0xFFFFu;
+            if ((x & 0x7FFFu) > 0x7F80u || (y & 0x7FFFu) > 0x7F80u) continue; /* NaN */
+            const uint32_t got = fpsim_e2mx_bf16x2_rne_sat<F>(x | y << 16, s1);
+            for (int lane = 0; lane < 2; lane++) {
+                const uint32_t xb = (lane ? y : x) << 16;
+                float xv, yv;
+                memcpy(&xv, &xb, 4);
+                yv = xv * p; /* the emulator's scaled value: one float32 multiply */
+                uint32_t yb;
+                memcpy(&yb, &yv, 4);
+                if (((got >> (16 * lane)) & 0xFFFFu) != fpsim_round_f32(yb, &c->spec, 0) && !bad++) first = lane ? y : x;
+            }
+        }
+        c->bad[i] = bad;
+        c->first_x[i] = first;
+    }
+}
+
+/* The first saturating spec of format F whose fast mode takes the form (F's standard fields). */
+template <int F> static int check_bf16_pairs(int *specs, const char *only)
+{
+    if (only && strcmp(only, fpsim_format_get((fpsim_format_id)F)->name)) return 0;
+    for (int p = 0; p < fpsim_policy_count(); p++) {
+        pairs_ctx c;
+        if (fpsim_spec_make(&c.spec, (fpsim_format_id)F, fpsim_policy_name(p), FPSIM_RNE, 0) != FPSIM_OK) continue;
+        if (F == FPSIM_E2M1 ? !e2m1_sat_spec(&c.spec) : e2m3_fast_spec(&c.spec) != 2) continue;
+        fpsim_parallel_for(245, 1, pairs_sweep<F>, &c, 0);
+        unsigned long long bad = 0;
+        uint32_t first = 0;
+        int first_k = 0;
+        for (int i = 0; i < 245; i++) {
+            if (c.bad[i] && !bad) first = c.first_x[i], first_k = i - 124;
+            bad += c.bad[i];
+        }
+        printf("%-6s %-14s e2mx_bf16x2_rne_sat, every bf16 x 2^k (k = -124..120), both lanes, %llu mismatches",
+               fpsim_format_get((fpsim_format_id)F)->name, fpsim_policy_name(p), bad);
+        if (bad) printf(" (first: bf16 0x%04x, k = %d)", first, first_k);
+        printf("\n");
+        (*specs)++;
+        return bad != 0;
+    }
+    printf("FAIL: no saturating %s spec for the bf16-pair form\n", fpsim_format_get((fpsim_format_id)F)->name);
+    return 1;
+}
+
+/* argv[1] (optional): one format name, e.g. e2m3, or bf16-pairs for those forms alone. */
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
     int specs = 0, failed = 0;
+    if (only && !strcmp(only, "bf16-pairs")) {
+        failed += check_bf16_pairs<FPSIM_E2M1>(&specs, NULL);
+        failed += check_bf16_pairs<FPSIM_E2M3>(&specs, NULL);
+        printf("%d specs, %d with mismatches\n", specs, failed);
+        return failed ? 1 : 0;
+    }
     failed += check_format<FPSIM_E4M3, LEAN>(&specs, only);
     failed += check_format<FPSIM_E5M2, LEAN>(&specs, only);
     failed += check_format<FPSIM_E2M1, LEAN>(&specs, only);
@@ -175,6 +251,8 @@ int main(int argc, char **argv)
     failed += check_format<FPSIM_E2M3, E2M3_SAT>(&specs, only);
     failed += check_format<FPSIM_E2M1, E2M1_PAIR>(&specs, only);
     failed += check_format<FPSIM_E2M1, E2M1_PAIR_SR8>(&specs, only);
+    failed += check_bf16_pairs<FPSIM_E2M1>(&specs, only);
+    failed += check_bf16_pairs<FPSIM_E2M3>(&specs, only);
     printf("%d specs, %d with mismatches\n", specs, failed);
     if (specs == 0) {
         printf("FAIL: no spec takes the short form (the test checks nothing)\n");

@@ -1,0 +1,154 @@
+/* elem_bf16_pairs.cuh: E2M1 and E2M3 nearest-even codes of two bf16 inputs at once, scaled by a
+ * power of two, on the bf16x2 FMA (HFMA2.BF16_V2) and the 16x2 integer instructions.
+ *
+ * The paired float32 forms of elem_fixed.cuh (fpsim_e2m1x2_rne_sat_small) first widen each bf16
+ * to float32, multiply by the scale, then take three float32 magic sums per element and move
+ * their low halves into 16-bit lanes (PRMT): about 8.5 instructions per element. When the inputs
+ * are bf16 and the multiplier is a power of two 2^k (every MX scale), the scaled value
+ * y = x * 2^k is exact, and each magic sum can be taken on the bf16 pair itself: one bf16x2 FMA
+ * computes fma(|x|, 2^k', C) for both lanes with ONE rounding (the product is exact inside the
+ * FMA), and its result already sits in a 16-bit lane. About 4 instructions per element.
+ *
+ * Why the three sums give the codes. Let t = |x| * 2^k (exact). With C = 2^B:
+ *  - E2M1 (B = 6, ulp 1/2 on [64, 128)): RN(t + 64) = 64 + RNE(2t)/2, RN(t/2 + 65) =
+ *    64 + (RNE(t) + 2)/2, RN(t/4 + 66) = 64 + (RNE(t/2) + 4)/2, so the bf16 bits of the three are
+ *    0x4280 plus RNE(2t), RNE(t) + 2 and RNE(t/2) + 4: elem_fixed.cuh's three E2M1 candidates
+ *    (the code on [0, 2), [2, 4) and [4, 6]), the true code being the smallest, 7 at most.
+ *  - E2M3 (B = 4, ulp 1/8 on [16, 32)): 0x4180 plus RNE(8t), RNE(4t) + 8 and RNE(2t) + 16, the
+ *    codes on [0, 2), [2, 4) and [4, 7.5] (code = 8t, 4t + 8, 2t + 16 there), 31 at most; the
+ *    smallest again, since 8t <= 4t + 8 <= 2t + 16 up to t = 2, the first two swap at 2 and the
+ *    last two at 4, and RNE is monotone.
+ * Ties go to even in both: the added 1 and 2 are even numbers of ulps (2 and 4 for E2M1, 8 and
+ * 16 for E2M3), so the parity of the bf16 significand is the candidate's. A sum that leaves [2^B, 2^(B+1)) (t large)
+ * has bits above 0x4280 + 7 (0x4180 + 31) and loses the minimum or saturates: it is never below
+ * a true candidate. |x| bf16-subnormal, or t below 2^-126: the codes are 0 whatever the FMA does
+ * with subnormals, as |x| < 2^-126 and k <= 120 keep t below 2^-6, under the smallest value that
+ * rounds away from zero (1/4 for E2M1, 1/16 for E2M3). The lanes' minimum,
+ * the removal of the 0x4280 / 0x4180 bias and the clamp at the largest code are one VIMNMX3 and
+ * one VIADDMNMX (16x2); the signs, a PRMT that replicates each lane's sign byte.
+ *
+ * Inputs: u = two bf16 (lane 0 in bits 0..15), NOT NaN (Inf saturates: the policy must
+ * saturate); s1 = 2^k in both bf16 lanes, -124 <= k <= 120. Result: lane 0's code in bits
+ * 0..3 (E2M1) or 0..5 (E2M3), lane 1's in bits 16.., zero elsewhere.
+ *
+ * The host build spells each instruction out (fpsim_bf16x2_fma_rn and the 16x2 stand-ins) so that
+ * tests/gpu/test_lean_rne.cu checks the algorithm against the core on every bf16 input and every
+ * k without a GPU; tests/gpu/test_bf16_pairs_hw.cu runs the device build on the H200 against the
+ * core, the check of the hardware's bf16 FMA rounding. */
+#ifndef FPSIM_ELEM_BF16_PAIRS_CUH
+#define FPSIM_ELEM_BF16_PAIRS_CUH
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "elem_fixed.cuh" /* fpsim_min3_u16x2 */
+
+#if !defined(__CUDA_ARCH__)
+/* bf16 bits of double d rounded to nearest even (finite d; overflow gives Inf). Exact: the
+ * significand is cut at 8 bits (or at the subnormal quantum 2^-133) by an explicit tie rule, so
+ * the host's rounding mode does not matter. */
+static inline uint32_t fpsim_bf16_rne_of_double(double d)
+{
+    const uint32_t sign = d < 0 ? 0x8000u : 0u;
+    const double a = fabs(d);
+    if (a == 0) return sign;
+    int e;
+    (void)frexp(a, &e);            /* a = m 2^e, m in [1/2, 1) */
+    int q = e - 8 < -133 ? -133 : e - 8; /* the quantum's exponent: 8 significant bits, or 2^-133 */
+    const double s = ldexp(a, -q);   /* exact */
+    double r = floor(s);
+    const double frac = s - r;
+    if (frac > 0.5 || (frac == 0.5 && fmod(r, 2.0) != 0)) r += 1;
+    const float v = (float)ldexp(r, q); /* r 2^q is a bf16 value or 2^128: exact in float or Inf */
+    uint32_t bits;
+    memcpy(&bits, &v, 4);
+    return sign | (bits >> 16);
+}
+#endif
+
+/* Per bf16 lane: a * b + c with one rounding to nearest even (fma.rn.bf16x2). The host stand-in
+ * evaluates a * b + c in double: exact when b is a power of two and no lane's a * b is below
+ * 2^-900 (two 8-bit significands; when their binades are more than 45 apart the smaller term is
+ * below half an ulp of the larger in bf16 and in double alike), which are the forms' inputs. */
+__host__ __device__ __forceinline__ uint32_t fpsim_bf16x2_fma_rn(uint32_t a, uint32_t b, uint32_t c)
+{
+#if defined(__CUDA_ARCH__)
+    uint32_t d;
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+#else
+    uint32_t r = 0;
+    for (int k = 0; k < 32; k += 16) {
+        const uint32_t fa = ((a >> k) & 0xFFFFu) << 16, fb = ((b >> k) & 0xFFFFu) << 16,
+                       fc = ((c >> k) & 0xFFFFu) << 16;
+        float va, vb, vc;
+        memcpy(&va, &fa, 4);
+        memcpy(&vb, &fb, 4);
+        memcpy(&vc, &fc, 4);
+        r |= fpsim_bf16_rne_of_double((double)va * (double)vb + (double)vc) << k;
+    }
+    return r;
+#endif
+}
+
+/* Per 16-bit lane: min((a + b) mod 2^16, c) (VIADDMNMX.U16x2). */
+__host__ __device__ __forceinline__ uint32_t fpsim_addmin_u16x2(uint32_t a, uint32_t b, uint32_t c)
+{
+#if defined(__CUDA_ARCH__)
+    return __viaddmin_u16x2(a, b, c);
+#else
+    uint32_t r = 0;
+    for (int k = 0; k < 32; k += 16) {
+        const uint32_t s = (((a >> k) + (b >> k)) & 0xFFFFu), m = (c >> k) & 0xFFFFu;
+        r |= (s < m ? s : m) << k;
+    }
+    return r;
+#endif
+}
+
+/* Each 16-bit lane all ones when its bf16 sign bit is set: prmt.b32 with selector 0xBB99 (bytes 1
+ * and 3 with their sign replicated). */
+__host__ __device__ __forceinline__ uint32_t fpsim_sign_bf16x2(uint32_t u)
+{
+#if defined(__CUDA_ARCH__)
+    uint32_t r;
+    asm("prmt.b32 %0, %1, 0, 0xBB99;" : "=r"(r) : "r"(u));
+    return r;
+#else
+    return ((u & 0x8000u) ? 0x0000FFFFu : 0u) | ((u & 0x80000000u) ? 0xFFFF0000u : 0u);
+#endif
+}
+
+/* The bf16 pair 2^k, 2^k (s1 of the forms) from a float32 power of two p = 2^k. */
+__host__ __device__ __forceinline__ uint32_t fpsim_bf16x2_pow2_of_f32_bits(uint32_t p)
+{
+    return (p >> 16) * 0x10001u;
+}
+
+/* 1 when float32 bits p are 2^k with -124 <= k <= 120 (the forms' scale range). */
+__host__ __device__ __forceinline__ int fpsim_bf16_pair_scale_ok(uint32_t p)
+{
+    return (p & 0x807FFFFFu) == 0 && p >= (3u << 23) && p <= (247u << 23);
+}
+
+/* F = FPSIM_E2M1 or FPSIM_E2M3: the codes of the bf16 pair u scaled by s1 (see the top). */
+template <int F> __host__ __device__ __forceinline__ uint32_t fpsim_e2mx_bf16x2_rne_sat(uint32_t u, uint32_t s1)
+{
+    static_assert(F == FPSIM_E2M1 || F == FPSIM_E2M3, "E2M1 or E2M3");
+    constexpr int E2M1 = F == FPSIM_E2M1;
+    /* bf16 pairs of 2^B, 2^B + 1, 2^B + 2 (B = 6 or 4), the bias of the candidates' bits, the
+     * largest code and the sign bit of the code */
+    constexpr uint32_t C1 = E2M1 ? 0x42804280u : 0x41804180u, C2 = E2M1 ? 0x42824282u : 0x41884188u,
+                       C3 = E2M1 ? 0x42844284u : 0x41904190u;
+    constexpr uint32_t NEG_BIAS = E2M1 ? 0xBD80BD80u : 0xBE80BE80u; /* -0x4280, -0x4180 per lane */
+    constexpr uint32_t TOP = E2M1 ? 0x00070007u : 0x001F001Fu, SIGN = E2M1 ? 0x00080008u : 0x00200020u;
+    const uint32_t a = u & 0x7FFF7FFFu;
+    const uint32_t s2 = s1 - 0x00800080u, s3 = s1 - 0x01000100u; /* 2^(k-1), 2^(k-2) */
+    const uint32_t c1 = fpsim_bf16x2_fma_rn(a, s1, C1), c2 = fpsim_bf16x2_fma_rn(a, s2, C2),
+                   c3 = fpsim_bf16x2_fma_rn(a, s3, C3);
+    const uint32_t m = fpsim_addmin_u16x2(fpsim_min3_u16x2(c1, c2, c3), NEG_BIAS, TOP);
+    return m | (fpsim_sign_bf16x2(u) & SIGN);
+}
+
+#endif

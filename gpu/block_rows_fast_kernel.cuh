@@ -255,7 +255,8 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
                 out.sat += fabsf(y[j]) > elem_max;
         if (BF16_PAIRS && fpsim_bf16_pair_scale_ok(__float_as_uint(out.ts.mult))) {
             if constexpr (BF16_PAIRS)
-                fast_codes_bf16_pow2<F, 16>(e.v, fpsim_bf16x2_pow2_of_f32_bits(__float_as_uint(out.ts.mult)), c);
+                fast_codes_bf16_pow2<F, 16>(e.v, fpsim_bf16x2_pow2_of_f32_bits(__float_as_uint(out.ts.mult)),
+                                            c);
         } else if constexpr (SR) {
             uint32_t kw[16];
             sr_magic16(kw, a, f);

@@ -143,18 +143,46 @@ __global__ void __launch_bounds__(THREADS) convert_vec_kernel(void *codes, const
     }
 }
 
+/* The fast kernel's other vectors (NaN, Inf, beyond the fast range), element by element through
+ * the core: W words of byte codes (W = 4) or of 16-bit codes (W = 8). Out of line, inputs by
+ * value: inlined, the 16 cores took the bf16 kernels to 93 registers, 2 CTAs per SM, and 16 warps
+ * with 32 bytes in flight each kept the loads short of the bandwidth (72% of copy, run 65). */
+struct vec_bits {
+    uint32_t x[VEC];
+};
+struct vec_codes {
+    uint32_t c[8];
+};
+template <int W> __device__ __noinline__ vec_codes convert_exact_vec(vec_bits in, fpsim_spec s)
+{
+    vec_codes out;
+#pragma unroll
+    for (int q = 0; q < 8; q++)
+        out.c[q] = 0;
+#pragma unroll
+    for (int j = 0; j < VEC; j++) {
+        const uint32_t code = fpsim_round_f32(in.x[j], &s, 0u);
+        if (W == 8)
+            out.c[j / 2] |= (code & 0xFFFFu) << (16 * (j % 2));
+        else
+            out.c[j / 4] |= (code & 0xFFu) << (8 * (j % 4));
+    }
+    return out;
+}
+
 /* Fast-vector kernel (convert_fast.cuh): nearest-even into format F; vectors with NaN, Inf, a
  * magnitude above F's maximum (mode FAST_IF_NO_OVERFLOW) or one of 2^13 or more (FAST_SAT_SMALL)
- * take the core element by element. From bf16 the register limit of 4 CTAs per SM (64) is asked
- * for: left free, the inlined core of the rare path took 93 registers, 2 CTAs fitted, and 16 warps
- * with 32 bytes in flight each kept the loads short of the bandwidth (72% of copy, run 65). */
+ * take the core element by element (convert_exact_vec). From bf16 the register limit of 4 CTAs per
+ * SM (64) is asked for, as the float32 kernels reach by themselves. */
 template <int K, int F>
-__global__ void __launch_bounds__(THREADS, K == SRC_BF16 ? 4 : 1) convert_fast_kernel(void *codes, const void *x, size_t n_vec, fpsim_spec s,
-                                                             int mode, uint64_t sweep_first)
+__global__ void __launch_bounds__(THREADS, K == SRC_BF16 ? 4 : 1)
+    convert_fast_kernel(void *codes, const void *x, size_t n_vec, fpsim_spec s, int mode,
+                        uint64_t sweep_first)
 {
     typedef typename src_type<K>::T T;
     constexpr int W = convert_fast_words<F>::W;
-    for (size_t g = blockIdx.x * (size_t)blockDim.x + threadIdx.x; g < n_vec; g += (size_t)gridDim.x * blockDim.x) {
+    for (size_t g = blockIdx.x * (size_t)blockDim.x + threadIdx.x; g < n_vec;
+         g += (size_t)gridDim.x * blockDim.x) {
         const size_t i = g * VEC;
         T v[VEC];
         load_vec<K>(v, x, i, sweep_first);
@@ -173,17 +201,14 @@ __global__ void __launch_bounds__(THREADS, K == SRC_BF16 ? 4 : 1) convert_fast_k
             else
                 convert_fast_codes<F>(xb, s, c);
         } else {
+            vec_bits in;
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                in.x[j] = xb[j];
+            const vec_codes e = convert_exact_vec<W>(in, s);
 #pragma unroll
             for (int q = 0; q < W; q++)
-                c[q] = 0;
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                const uint32_t code = fpsim_round_f32(xb[j], &s, 0u);
-                if (W == 8)
-                    c[j / 2] |= (code & 0xFFFFu) << (16 * (j % 2));
-                else
-                    c[j / 4] |= (code & 0xFFu) << (8 * (j % 4));
-            }
+                c[q] = e.c[q];
         }
         uint4 *p = reinterpret_cast<uint4 *>(static_cast<char *>(codes) + i * (W == 8 ? 2 : 1));
 #pragma unroll

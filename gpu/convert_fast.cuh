@@ -94,7 +94,8 @@ __device__ __forceinline__ void convert_fast_codes(const uint32_t (&xb)[16], con
 /* The same for 16 bf16 inputs into E2M1 or E2M3 (one code per byte): elem_bf16_pairs.cuh's forms
  * with the scale 2^0 on the bf16 pairs 2q, 2q + 1, whose lanes (bytes 0 and 2) go to bytes
  * 2q % 4 and 2q % 4 + 1 of word q / 2. Any non-NaN input (Inf saturates, as the policy must). */
-template <int F> __device__ __forceinline__ void convert_fast_codes_bf16(const uint16_t (&v)[16], uint32_t (&c)[4])
+template <int F>
+__device__ __forceinline__ void convert_fast_codes_bf16(const uint16_t (&v)[16], uint32_t (&c)[4])
 {
     constexpr uint32_t ONE = 0x3F803F80u; /* bf16 1.0, both lanes */
 #pragma unroll

@@ -19,13 +19,13 @@
  *    smallest again, since 8t <= 4t + 8 <= 2t + 16 up to t = 2, the first two swap at 2 and the
  *    last two at 4, and RNE is monotone.
  * Ties go to even in both: the added 1 and 2 are even numbers of ulps (2 and 4 for E2M1, 8 and
- * 16 for E2M3), so the parity of the bf16 significand is the candidate's. A sum that leaves [2^B, 2^(B+1)) (t large)
- * has bits above 0x4280 + 7 (0x4180 + 31) and loses the minimum or saturates: it is never below
- * a true candidate. |x| bf16-subnormal, or t below 2^-126: the codes are 0 whatever the FMA does
- * with subnormals, as |x| < 2^-126 and k <= 120 keep t below 2^-6, under the smallest value that
- * rounds away from zero (1/4 for E2M1, 1/16 for E2M3). The lanes' minimum,
- * the removal of the 0x4280 / 0x4180 bias and the clamp at the largest code are one VIMNMX3 and
- * one VIADDMNMX (16x2); the signs, a PRMT that replicates each lane's sign byte.
+ * 16 for E2M3), so the parity of the bf16 significand is the candidate's. A sum that leaves [2^B, 2^(B+1)) (t
+ * large) has bits above 0x4280 + 7 (0x4180 + 31) and loses the minimum or saturates: it is never below a true
+ * candidate. |x| bf16-subnormal, or t below 2^-126: the codes are 0 whatever the FMA does with subnormals, as
+ * |x| < 2^-126 and k <= 120 keep t below 2^-6, under the smallest value that rounds away from zero (1/4 for
+ * E2M1, 1/16 for E2M3). The lanes' minimum, the removal of the 0x4280 / 0x4180 bias and the clamp at the
+ * largest code are one VIMNMX3 and one VIADDMNMX (16x2); the signs, a PRMT that replicates each lane's sign
+ * byte.
  *
  * Inputs: u = two bf16 (lane 0 in bits 0..15), NOT NaN (Inf saturates: the policy must
  * saturate); s1 = 2^k in both bf16 lanes, -124 <= k <= 120. Result: lane 0's code in bits
@@ -54,9 +54,9 @@ static inline uint32_t fpsim_bf16_rne_of_double(double d)
     const double a = fabs(d);
     if (a == 0) return sign;
     int e;
-    (void)frexp(a, &e);            /* a = m 2^e, m in [1/2, 1) */
+    (void)frexp(a, &e);                  /* a = m 2^e, m in [1/2, 1) */
     int q = e - 8 < -133 ? -133 : e - 8; /* the quantum's exponent: 8 significant bits, or 2^-133 */
-    const double s = ldexp(a, -q);   /* exact */
+    const double s = ldexp(a, -q);       /* exact */
     double r = floor(s);
     const double frac = s - r;
     if (frac > 0.5 || (frac == 0.5 && fmod(r, 2.0) != 0)) r += 1;
@@ -133,7 +133,8 @@ __host__ __device__ __forceinline__ int fpsim_bf16_pair_scale_ok(uint32_t p)
 }
 
 /* F = FPSIM_E2M1 or FPSIM_E2M3: the codes of the bf16 pair u scaled by s1 (see the top). */
-template <int F> __host__ __device__ __forceinline__ uint32_t fpsim_e2mx_bf16x2_rne_sat(uint32_t u, uint32_t s1)
+template <int F>
+__host__ __device__ __forceinline__ uint32_t fpsim_e2mx_bf16x2_rne_sat(uint32_t u, uint32_t s1)
 {
     static_assert(F == FPSIM_E2M1 || F == FPSIM_E2M3, "E2M1 or E2M3");
     constexpr int E2M1 = F == FPSIM_E2M1;

@@ -141,9 +141,12 @@ __device__ __forceinline__ void fast_codes_bf16_pow2(const float (&v)[N], uint32
 #pragma unroll
         for (int q = 0; q < N / 4; q++) {
             const uint32_t lo = fpsim_e2mx_bf16x2_rne_sat<F>(
-                               __byte_perm(__float_as_uint(v[4 * q]), __float_as_uint(v[4 * q + 1]), 0x7632u), s1),
-                           hi = fpsim_e2mx_bf16x2_rne_sat<F>(
-                               __byte_perm(__float_as_uint(v[4 * q + 2]), __float_as_uint(v[4 * q + 3]), 0x7632u), s1);
+                               __byte_perm(__float_as_uint(v[4 * q]), __float_as_uint(v[4 * q + 1]), 0x7632u),
+                               s1),
+                           hi = fpsim_e2mx_bf16x2_rne_sat<F>(__byte_perm(__float_as_uint(v[4 * q + 2]),
+                                                                         __float_as_uint(v[4 * q + 3]),
+                                                                         0x7632u),
+                                                             s1);
             c[q % code_words<F, N>::W] = __byte_perm(lo, hi, 0x6420u);
         }
     }

@@ -32,7 +32,8 @@ template <int F> __global__ void pairs_probe(uint32_t *out)
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (uint32_t)K_COUNT * PAIRS) return;
     const uint32_t x = i % PAIRS, k_field = i / PAIRS + (uint32_t)(K_MIN + 127);
-    out[i] = fpsim_e2mx_bf16x2_rne_sat<F>(x | partner_of(x) << 16, fpsim_bf16x2_pow2_of_f32_bits(k_field << 23));
+    out[i] =
+        fpsim_e2mx_bf16x2_rne_sat<F>(x | partner_of(x) << 16, fpsim_bf16x2_pow2_of_f32_bits(k_field << 23));
 }
 
 /* Thread i: fma.rn.bf16x2(|x| pair, 2^k pair, c pair) with x = i % PAIRS (both lanes: x and its
@@ -43,7 +44,8 @@ __global__ void fma_probe(uint32_t *out, const uint32_t *consts, int nconst)
     if (i >= (uint32_t)K_COUNT * PAIRS * (uint32_t)nconst) return;
     const uint32_t x = i % PAIRS, k_field = (i / PAIRS) % K_COUNT + (uint32_t)(K_MIN + 127);
     const uint32_t u = (x | partner_of(x) << 16) & 0x7FFF7FFFu;
-    out[i] = fpsim_bf16x2_fma_rn(u, fpsim_bf16x2_pow2_of_f32_bits(k_field << 23), consts[i / PAIRS / K_COUNT]);
+    out[i] =
+        fpsim_bf16x2_fma_rn(u, fpsim_bf16x2_pow2_of_f32_bits(k_field << 23), consts[i / PAIRS / K_COUNT]);
 }
 
 static int is_nan_bf16(uint32_t b)
@@ -111,11 +113,13 @@ int main(void)
         printf("no CUDA device: skipped\n");
         return TEST_SKIP;
     }
-    static const uint32_t consts[] = {0x42804280u, 0x42824282u, 0x42844284u, 0x41804180u, 0x41884188u, 0x41904190u};
+    static const uint32_t consts[] = {0x42804280u, 0x42824282u, 0x42844284u,
+                                      0x41804180u, 0x41884188u, 0x41904190u};
     const int nconst = (int)(sizeof consts / sizeof consts[0]);
     const size_t n = (size_t)K_COUNT * PAIRS * nconst;
     uint32_t *dout, *dconst, *host = (uint32_t *)malloc(n * 4);
-    if (!host || cudaMalloc(&dout, n * 4) != cudaSuccess || cudaMalloc(&dconst, sizeof consts) != cudaSuccess) {
+    if (!host || cudaMalloc(&dout, n * 4) != cudaSuccess ||
+        cudaMalloc(&dconst, sizeof consts) != cudaSuccess) {
         printf("FAIL: allocation\n");
         return 1;
     }
@@ -133,8 +137,9 @@ int main(void)
         const uint32_t x = (uint32_t)(i % PAIRS), y = partner_of(x);
         if (is_nan_bf16(x) || is_nan_bf16(y)) continue;
         const uint32_t kf = (uint32_t)((i / PAIRS) % K_COUNT) + (uint32_t)(K_MIN + 127);
-        const uint32_t want = fpsim_bf16x2_fma_rn((x | y << 16) & 0x7FFF7FFFu, fpsim_bf16x2_pow2_of_f32_bits(kf << 23),
-                                                  consts[i / PAIRS / K_COUNT]);
+        const uint32_t want =
+            fpsim_bf16x2_fma_rn((x | y << 16) & 0x7FFF7FFFu, fpsim_bf16x2_pow2_of_f32_bits(kf << 23),
+                                consts[i / PAIRS / K_COUNT]);
         TEST_CHECK_EQ_HEX(&tf, host[i], want, "x 0x%04x 0x%04x, k field %u, c 0x%08x", x, y, kf,
                           consts[i / PAIRS / K_COUNT]);
     }

@@ -195,7 +195,8 @@ template <int F> static void pairs_sweep(void *ctx, size_t b, size_t e)
                 yv = xv * p; /* the emulator's scaled value: one float32 multiply */
                 uint32_t yb;
                 memcpy(&yb, &yv, 4);
-                if (((got >> (16 * lane)) & 0xFFFFu) != fpsim_round_f32(yb, &c->spec, 0) && !bad++) first = lane ? y : x;
+                if (((got >> (16 * lane)) & 0xFFFFu) != fpsim_round_f32(yb, &c->spec, 0) && !bad++)
+                    first = lane ? y : x;
             }
         }
         c->bad[i] = bad;
@@ -209,7 +210,8 @@ template <int F> static int check_bf16_pairs(int *specs, const char *only)
     if (only && strcmp(only, fpsim_format_get((fpsim_format_id)F)->name)) return 0;
     for (int p = 0; p < fpsim_policy_count(); p++) {
         pairs_ctx c;
-        if (fpsim_spec_make(&c.spec, (fpsim_format_id)F, fpsim_policy_name(p), FPSIM_RNE, 0) != FPSIM_OK) continue;
+        if (fpsim_spec_make(&c.spec, (fpsim_format_id)F, fpsim_policy_name(p), FPSIM_RNE, 0) != FPSIM_OK)
+            continue;
         if (F == FPSIM_E2M1 ? !e2m1_sat_spec(&c.spec) : e2m3_fast_spec(&c.spec) != 2) continue;
         fpsim_parallel_for(245, 1, pairs_sweep<F>, &c, 0);
         unsigned long long bad = 0;
@@ -219,14 +221,16 @@ template <int F> static int check_bf16_pairs(int *specs, const char *only)
             if (c.bad[i] && !bad) first = c.first_x[i], first_k = i - 124;
             bad += c.bad[i];
         }
-        printf("%-6s %-14s e2mx_bf16x2_rne_sat, every bf16 x 2^k (k = -124..120), both lanes, %llu mismatches",
-               fpsim_format_get((fpsim_format_id)F)->name, fpsim_policy_name(p), bad);
+        printf(
+            "%-6s %-14s e2mx_bf16x2_rne_sat, every bf16 x 2^k (k = -124..120), both lanes, %llu mismatches",
+            fpsim_format_get((fpsim_format_id)F)->name, fpsim_policy_name(p), bad);
         if (bad) printf(" (first: bf16 0x%04x, k = %d)", first, first_k);
         printf("\n");
         (*specs)++;
         return bad != 0;
     }
-    printf("FAIL: no saturating %s spec for the bf16-pair form\n", fpsim_format_get((fpsim_format_id)F)->name);
+    printf("FAIL: no saturating %s spec for the bf16-pair form\n",
+           fpsim_format_get((fpsim_format_id)F)->name);
     return 1;
 }
 

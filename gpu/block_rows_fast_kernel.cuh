@@ -245,24 +245,31 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
      * themselves (elem_bf16_pairs.cuh; half the instructions of the float32 forms) */
     constexpr int BF16_PAIRS = KIND == FPSIM_KIND_MX && BF16 && !SR && (F == FPSIM_E2M1 || F == FPSIM_E2M3);
     if (tile_is_fast(fast_mode, raw, plain, out.ts.mult, elem_max)) {
-        float y[16];
-#pragma unroll
-        for (int j = 0; j < 16; j++)
-            y[j] = __fmul_rn(e.v[j], out.ts.mult);
-        if (a.counters)
-#pragma unroll
-            for (int j = 0; j < 16; j++)
-                out.sat += fabsf(y[j]) > elem_max;
         if (BF16_PAIRS && fpsim_bf16_pair_scale_ok(__float_as_uint(out.ts.mult))) {
+            /* no float32 products on this path, unless the statistics count saturations */
             if constexpr (BF16_PAIRS)
                 fast_codes_bf16_pow2<F, 16>(e.v, fpsim_bf16x2_pow2_of_f32_bits(__float_as_uint(out.ts.mult)),
                                             c);
-        } else if constexpr (SR) {
-            uint32_t kw[16];
-            sr_magic16(kw, a, f);
-            fast_codes_sr<16>(y, kw, c);
+            if (a.counters)
+#pragma unroll
+                for (int j = 0; j < 16; j++)
+                    out.sat += fabsf(__fmul_rn(e.v[j], out.ts.mult)) > elem_max;
         } else {
-            fast_codes<F, 16>(y, a.es, c);
+            float y[16];
+#pragma unroll
+            for (int j = 0; j < 16; j++)
+                y[j] = __fmul_rn(e.v[j], out.ts.mult);
+            if (a.counters)
+#pragma unroll
+                for (int j = 0; j < 16; j++)
+                    out.sat += fabsf(y[j]) > elem_max;
+            if constexpr (SR) {
+                uint32_t kw[16];
+                sr_magic16(kw, a, f);
+                fast_codes_sr<16>(y, kw, c);
+            } else {
+                fast_codes<F, 16>(y, a.es, c);
+            }
         }
     } else {
         if (raw >= FPSIM_F32_INF_BITS) {

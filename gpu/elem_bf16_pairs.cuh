@@ -23,16 +23,16 @@
  * large) has bits above 0x4280 + 7 (0x4180 + 31) and loses the minimum or saturates: it is never below a true
  * candidate. |x| bf16-subnormal, or t below 2^-126: the codes are 0 whatever the FMA does with subnormals, as
  * |x| < 2^-126 and k <= 120 keep t below 2^-6, under the smallest value that rounds away from zero (1/4 for
- * E2M1, 1/16 for E2M3). The lanes' minimum, the removal of the 0x4280 / 0x4180 bias and the clamp at the
- * largest code are one VIMNMX3 and one VIADDMNMX (16x2); the signs, a PRMT that replicates each lane's sign
- * byte.
+ * E2M1, 1/16 for E2M3). The lanes' minimum and the clamp at the largest code are one VIMNMX3 and
+ * one VIMNMX (16x2), the removal of the 0x4280 / 0x4180 bias one subtraction, which callers that
+ * pack several pairs take once per word; the signs, a PRMT that replicates each lane's sign byte.
  *
  * Inputs: u = two bf16 (lane 0 in bits 0..15), NOT NaN (Inf saturates: the policy must
  * saturate); s1 = 2^k in both bf16 lanes, -124 <= k <= 120. Result: lane 0's code in bits
  * 0..3 (E2M1) or 0..5 (E2M3), lane 1's in bits 16.., zero elsewhere.
  *
- * The host build spells each instruction out (fpsim_bf16x2_fma_rn and the 16x2 stand-ins) so that
- * tests/gpu/test_lean_rne.cu checks the algorithm against the core on every bf16 input and every
+ * The host build spells each instruction out (fpsim_bf16x2_fma_rn, elem_fixed.cuh's 16x2 stand-ins)
+ * so that tests/gpu/test_lean_rne.cu checks the algorithm against the core on every bf16 input and every
  * k without a GPU; tests/gpu/test_bf16_pairs_hw.cu runs the device build on the H200 against the
  * core, the check of the hardware's bf16 FMA rounding. */
 #ifndef FPSIM_ELEM_BF16_PAIRS_CUH
@@ -92,21 +92,6 @@ __host__ __device__ __forceinline__ uint32_t fpsim_bf16x2_fma_rn(uint32_t a, uin
 #endif
 }
 
-/* Per 16-bit lane: min((a + b) mod 2^16, c) (VIADDMNMX.U16x2). */
-__host__ __device__ __forceinline__ uint32_t fpsim_addmin_u16x2(uint32_t a, uint32_t b, uint32_t c)
-{
-#if defined(__CUDA_ARCH__)
-    return __viaddmin_u16x2(a, b, c);
-#else
-    uint32_t r = 0;
-    for (int k = 0; k < 32; k += 16) {
-        const uint32_t s = (((a >> k) + (b >> k)) & 0xFFFFu), m = (c >> k) & 0xFFFFu;
-        r |= (s < m ? s : m) << k;
-    }
-    return r;
-#endif
-}
-
 /* Each 16-bit lane all ones when its bf16 sign bit is set: prmt.b32 with selector 0xBB99 (bytes 1
  * and 3 with their sign replicated). */
 __host__ __device__ __forceinline__ uint32_t fpsim_sign_bf16x2(uint32_t u)
@@ -117,6 +102,21 @@ __host__ __device__ __forceinline__ uint32_t fpsim_sign_bf16x2(uint32_t u)
     return r;
 #else
     return ((u & 0x8000u) ? 0x0000FFFFu : 0u) | ((u & 0x80000000u) ? 0xFFFF0000u : 0u);
+#endif
+}
+
+/* Four bytes, all ones where the bf16 is negative: lanes 0 and 1 of lo, then of hi (prmt.b32 with
+ * selector 0xFDB9: bytes 1, 3, 5, 7 with their sign replicated; CUDA's __byte_perm ignores the
+ * replicate bit, hence the asm). */
+__host__ __device__ __forceinline__ uint32_t fpsim_sign_bf16x4_bytes(uint32_t lo, uint32_t hi)
+{
+#if defined(__CUDA_ARCH__)
+    uint32_t r;
+    asm("prmt.b32 %0, %1, %2, 0xFDB9;" : "=r"(r) : "r"(lo), "r"(hi));
+    return r;
+#else
+    return ((lo & 0x8000u) ? 0xFFu : 0u) | ((lo & 0x80000000u) ? 0xFF00u : 0u) |
+           ((hi & 0x8000u) ? 0xFF0000u : 0u) | ((hi & 0x80000000u) ? 0xFF000000u : 0u);
 #endif
 }
 
@@ -132,24 +132,39 @@ __host__ __device__ __forceinline__ int fpsim_bf16_pair_scale_ok(uint32_t p)
     return (p & 0x807FFFFFu) == 0 && p >= (3u << 23) && p <= (247u << 23);
 }
 
-/* F = FPSIM_E2M1 or FPSIM_E2M3: the codes of the bf16 pair u scaled by s1 (see the top). */
+/* The forms' constants for F = FPSIM_E2M1 or FPSIM_E2M3: bf16 pairs of 2^B, 2^B + 1, 2^B + 2
+ * (B = 6 or 4), the bias of the candidates' bits (2^B's bf16 bits) per lane, the largest code and
+ * the code's sign bit per lane. */
+template <int F> struct fpsim_e2mx_bf16_consts {
+    static_assert(F == FPSIM_E2M1 || F == FPSIM_E2M3, "E2M1 or E2M3");
+    static constexpr int E2M1 = F == FPSIM_E2M1;
+    static constexpr uint32_t C1 = E2M1 ? 0x42804280u : 0x41804180u, C2 = E2M1 ? 0x42824282u : 0x41884188u,
+                              C3 = E2M1 ? 0x42844284u : 0x41904190u;
+    static constexpr uint32_t BIAS = C1, TOP = E2M1 ? 0x00070007u : 0x001F001Fu,
+                              SIGN = E2M1 ? 0x00080008u : 0x00200020u;
+};
+
+/* The magnitudes' codes of the bf16 pair u scaled by s1, still biased: per lane BIAS + code (the
+ * smallest candidate, clamped at BIAS + TOP). Callers that pack several pairs remove the bias once
+ * per packed word (see fast_tile.cuh). */
+template <int F>
+__host__ __device__ __forceinline__ uint32_t fpsim_e2mx_bf16x2_biased(uint32_t u, uint32_t s1)
+{
+    typedef fpsim_e2mx_bf16_consts<F> K;
+    const uint32_t a = u & 0x7FFF7FFFu;
+    const uint32_t s2 = s1 - 0x00800080u, s3 = s1 - 0x01000100u; /* 2^(k-1), 2^(k-2) */
+    const uint32_t c1 = fpsim_bf16x2_fma_rn(a, s1, K::C1), c2 = fpsim_bf16x2_fma_rn(a, s2, K::C2),
+                   c3 = fpsim_bf16x2_fma_rn(a, s3, K::C3);
+    return fpsim_min_u16x2(fpsim_min3_u16x2(c1, c2, c3), K::BIAS + K::TOP);
+}
+
+/* The codes of the bf16 pair u scaled by s1 (see the top): the bias removed (no lane borrows: each
+ * is at least BIAS) and the signs added. */
 template <int F>
 __host__ __device__ __forceinline__ uint32_t fpsim_e2mx_bf16x2_rne_sat(uint32_t u, uint32_t s1)
 {
-    static_assert(F == FPSIM_E2M1 || F == FPSIM_E2M3, "E2M1 or E2M3");
-    constexpr int E2M1 = F == FPSIM_E2M1;
-    /* bf16 pairs of 2^B, 2^B + 1, 2^B + 2 (B = 6 or 4), the bias of the candidates' bits, the
-     * largest code and the sign bit of the code */
-    constexpr uint32_t C1 = E2M1 ? 0x42804280u : 0x41804180u, C2 = E2M1 ? 0x42824282u : 0x41884188u,
-                       C3 = E2M1 ? 0x42844284u : 0x41904190u;
-    constexpr uint32_t NEG_BIAS = E2M1 ? 0xBD80BD80u : 0xBE80BE80u; /* -0x4280, -0x4180 per lane */
-    constexpr uint32_t TOP = E2M1 ? 0x00070007u : 0x001F001Fu, SIGN = E2M1 ? 0x00080008u : 0x00200020u;
-    const uint32_t a = u & 0x7FFF7FFFu;
-    const uint32_t s2 = s1 - 0x00800080u, s3 = s1 - 0x01000100u; /* 2^(k-1), 2^(k-2) */
-    const uint32_t c1 = fpsim_bf16x2_fma_rn(a, s1, C1), c2 = fpsim_bf16x2_fma_rn(a, s2, C2),
-                   c3 = fpsim_bf16x2_fma_rn(a, s3, C3);
-    const uint32_t m = fpsim_addmin_u16x2(fpsim_min3_u16x2(c1, c2, c3), NEG_BIAS, TOP);
-    return m | (fpsim_sign_bf16x2(u) & SIGN);
+    typedef fpsim_e2mx_bf16_consts<F> K;
+    return (fpsim_e2mx_bf16x2_biased<F>(u, s1) - K::BIAS) | (fpsim_sign_bf16x2(u) & K::SIGN);
 }
 
 #endif

@@ -97,8 +97,8 @@ __device__ __forceinline__ void fast_codes(const float (&y)[N], const fpsim_spec
         for (int q = 0; q < N / 8; q++)
 #pragma unroll
             for (int k = 0; k < 4; k++)
-                c[q] |= fpsim_e2m1x2_rne_sat_small(__float_as_uint(y[8 * q + k]), __float_as_uint(y[8 * q + k + 4]))
-                        << (4 * k);
+                c[q] += fpsim_e2m1x2_rne_sat_small(__float_as_uint(y[8 * q + k]), __float_as_uint(y[8 * q + k + 4]))
+                        << (4 * k); /* disjoint nibbles: + is |, and folds the shift (LEA) */
     } else if (F == FPSIM_E2M1) {
 #pragma unroll
         for (int j = 0; j < N; j++)
@@ -118,36 +118,44 @@ __device__ __forceinline__ void fast_codes(const float (&y)[N], const fpsim_spec
 /* The same for bf16 inputs scaled by a power of two (F = E2M1 or E2M3; N a multiple of 8): v[j]
  * holds element j widened (its bf16 in the high half), s1 the pair 2^k, 2^k
  * (fpsim_bf16_pair_scale_ok holds). elem_bf16_pairs.cuh's forms on the bf16 pairs themselves, one
- * PRMT forming each pair: E2M1 pairs elements j and j + 4 of each 8 as fast_codes does (lane 0 ->
- * nibble j, lane 1 -> nibble j + 4); E2M3 pairs 2q and 2q + 1, whose lanes are bytes 0 and 2 of
- * the result and go to bytes 2q % 4 and 2q % 4 + 1 of word q / 2. */
+ * PRMT forming each pair, packed with the bias and the signs taken once per word:
+ *  - E2M1 pairs elements j and j + 4 of each 8 (lane 0 -> nibble j, lane 1 -> nibble j + 4), and
+ *    ADDS the biased pairs shifted by 4 j (one LEA each): the sum is the packed codes plus
+ *    BIAS * 0x1111 modulo 2^32, exactly, so one subtraction removes every lane's bias. The signs
+ *    (bits 15 and 31 of pair j) move to bits 4 j + 3 and 4 j + 19 by one shift and mask each.
+ *  - E2M3 pairs 2q and 2q + 1; a PRMT takes the low bytes of two pairs (0x80 + code each, as
+ *    BIAS = 0x4180) into the word of elements 4q .. 4q + 3, whose mask 0x1F drops the 0x80, and a
+ *    PRMT replicating the four sign bytes gives the sign bits. */
 template <int F, int N>
 __device__ __forceinline__ void fast_codes_bf16_pow2(const float (&v)[N], uint32_t s1,
                                                      uint32_t (&c)[code_words<F, N>::W])
 {
     static_assert((F == FPSIM_E2M1 || F == FPSIM_E2M3) && N % 8 == 0, "E2M1 or E2M3, whole words");
+    typedef fpsim_e2mx_bf16_consts<F> K;
     if (F == FPSIM_E2M1) {
 #pragma unroll
         for (int q = 0; q < N / 8; q++) {
-            c[q] = 0;
+            uint32_t sum = 0, sign = 0;
 #pragma unroll
-            for (int k = 0; k < 4; k++)
-                c[q] |= fpsim_e2mx_bf16x2_rne_sat<F>(__byte_perm(__float_as_uint(v[8 * q + k]),
-                                                                 __float_as_uint(v[8 * q + k + 4]), 0x7632u),
-                                                     s1)
-                        << (4 * k);
+            for (int k = 0; k < 4; k++) {
+                const uint32_t u =
+                    __byte_perm(__float_as_uint(v[8 * q + k]), __float_as_uint(v[8 * q + k + 4]), 0x7632u);
+                sum += fpsim_e2mx_bf16x2_biased<F>(u, s1) << (4 * k);
+                sign |= (u >> (12 - 4 * k)) & (K::SIGN << (4 * k));
+            }
+            c[q % code_words<F, N>::W] = (sum - K::BIAS * 0x1111u) | sign;
         }
     } else {
 #pragma unroll
         for (int q = 0; q < N / 4; q++) {
-            const uint32_t lo = fpsim_e2mx_bf16x2_rne_sat<F>(
+            const uint32_t ulo =
                                __byte_perm(__float_as_uint(v[4 * q]), __float_as_uint(v[4 * q + 1]), 0x7632u),
-                               s1),
-                           hi = fpsim_e2mx_bf16x2_rne_sat<F>(__byte_perm(__float_as_uint(v[4 * q + 2]),
-                                                                         __float_as_uint(v[4 * q + 3]),
-                                                                         0x7632u),
-                                                             s1);
-            c[q % code_words<F, N>::W] = __byte_perm(lo, hi, 0x6420u);
+                           uhi = __byte_perm(__float_as_uint(v[4 * q + 2]), __float_as_uint(v[4 * q + 3]),
+                                             0x7632u);
+            const uint32_t w = __byte_perm(fpsim_e2mx_bf16x2_biased<F>(ulo, s1),
+                                           fpsim_e2mx_bf16x2_biased<F>(uhi, s1), 0x6420u),
+                           sign = fpsim_sign_bf16x4_bytes(ulo, uhi);
+            c[q % code_words<F, N>::W] = (w & 0x1F1F1F1Fu) | (sign & 0x20202020u);
         }
     }
 }
@@ -164,9 +172,10 @@ __device__ __forceinline__ void fast_codes_sr(const float (&y)[N], const uint32_
         c[q] = 0;
 #pragma unroll
         for (int k = 0; k < 4; k++)
-            c[q] |= fpsim_e2m1x2_sr8_sat_small(__float_as_uint(y[8 * q + k]), __float_as_uint(y[8 * q + k + 4]),
-                                               kw[8 * q + k], kw[8 * q + k + 4])
-                    << (4 * k);
+            c[q] +=
+                fpsim_e2m1x2_sr8_sat_small(__float_as_uint(y[8 * q + k]), __float_as_uint(y[8 * q + k + 4]),
+                                           kw[8 * q + k], kw[8 * q + k + 4])
+                << (4 * k); /* disjoint nibbles, as in fast_codes */
     }
 }
 

@@ -92,32 +92,17 @@ __host__ __device__ __forceinline__ uint32_t fpsim_bf16x2_fma_rn(uint32_t a, uin
 #endif
 }
 
-/* Each 16-bit lane all ones when its bf16 sign bit is set: prmt.b32 with selector 0xBB99 (bytes 1
- * and 3 with their sign replicated). */
+/* Each 16-bit lane all ones when its bf16 sign bit is set: bytes 1 and 3 replicated. */
 __host__ __device__ __forceinline__ uint32_t fpsim_sign_bf16x2(uint32_t u)
 {
-#if defined(__CUDA_ARCH__)
-    uint32_t r;
-    asm("prmt.b32 %0, %1, 0, 0xBB99;" : "=r"(r) : "r"(u));
-    return r;
-#else
-    return ((u & 0x8000u) ? 0x0000FFFFu : 0u) | ((u & 0x80000000u) ? 0xFFFF0000u : 0u);
-#endif
+    return fpsim_prmt<0xBB99u>(u, 0u);
 }
 
-/* Four bytes, all ones where the bf16 is negative: lanes 0 and 1 of lo, then of hi (prmt.b32 with
- * selector 0xFDB9: bytes 1, 3, 5, 7 with their sign replicated; CUDA's __byte_perm ignores the
- * replicate bit, hence the asm). */
+/* Four bytes, all ones where the bf16 is negative: lanes 0 and 1 of lo, then of hi (bytes 1, 3,
+ * 5, 7 replicated). */
 __host__ __device__ __forceinline__ uint32_t fpsim_sign_bf16x4_bytes(uint32_t lo, uint32_t hi)
 {
-#if defined(__CUDA_ARCH__)
-    uint32_t r;
-    asm("prmt.b32 %0, %1, %2, 0xFDB9;" : "=r"(r) : "r"(lo), "r"(hi));
-    return r;
-#else
-    return ((lo & 0x8000u) ? 0xFFu : 0u) | ((lo & 0x80000000u) ? 0xFF00u : 0u) |
-           ((hi & 0x8000u) ? 0xFF0000u : 0u) | ((hi & 0x80000000u) ? 0xFF000000u : 0u);
-#endif
+    return fpsim_prmt<0xFDB9u>(lo, hi);
 }
 
 /* The bf16 pair 2^k, 2^k (s1 of the forms) from a float32 power of two p = 2^k. */

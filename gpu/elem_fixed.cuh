@@ -231,17 +231,31 @@ __host__ __device__ __forceinline__ uint32_t fpsim_min_u16x2(uint32_t a, uint32_
 #endif
 }
 
-/* Lane 0 all ones when a's sign bit is set, lane 1 when b's is: prmt.b32 with selector 0xFFBB
- * (bytes 3 and 7 with their sign replicated; PTX's default prmt mode). */
-__host__ __device__ __forceinline__ uint32_t fpsim_sign_pair(uint32_t a, uint32_t b)
+/* prmt.b32 d, a, b, SEL in PTX's default mode: byte i of d is byte (n & 7) of the pair b:a (a the
+ * low four), n = nibble i of SEL, or that byte's sign bit replicated over the byte when n & 8.
+ * Inline asm on the device, since CUDA's __byte_perm ignores the replicate bit; the host stand-in
+ * spells the rule out. */
+template <uint32_t SEL> __host__ __device__ __forceinline__ uint32_t fpsim_prmt(uint32_t a, uint32_t b)
 {
 #if defined(__CUDA_ARCH__)
     uint32_t r;
-    asm("prmt.b32 %0, %1, %2, 0xFFBB;" : "=r"(r) : "r"(a), "r"(b));
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "n"(SEL));
     return r;
 #else
-    return ((a >> 31) ? 0x0000FFFFu : 0u) | ((b >> 31) ? 0xFFFF0000u : 0u);
+    const uint64_t ba = (uint64_t)b << 32 | a;
+    uint32_t r = 0;
+    for (int i = 0; i < 4; i++) {
+        const uint32_t n = (SEL >> (4 * i)) & 0xFu, byte = (uint32_t)(ba >> (8 * (n & 7u))) & 0xFFu;
+        r |= ((n & 8u) ? ((byte & 0x80u) ? 0xFFu : 0u) : byte) << (8 * i);
+    }
+    return r;
 #endif
+}
+
+/* Lane 0 all ones when a's sign bit is set, lane 1 when b's is: bytes 3 and 7 replicated. */
+__host__ __device__ __forceinline__ uint32_t fpsim_sign_pair(uint32_t a, uint32_t b)
+{
+    return fpsim_prmt<0xFFBBu>(a, b);
 }
 
 /* E2M1 nearest-even of two NON-NaN float32 a and b with |a|, |b| < 2^13 under a saturating

@@ -186,16 +186,21 @@ __global__ void __launch_bounds__(THREADS, K == SRC_BF16 ? 4 : 1)
         const size_t i = g * VEC;
         T v[VEC];
         load_vec<K>(v, x, i, sweep_first);
-        uint32_t xb[VEC], raw = 0;
+        uint32_t xb[VEC], raw = 0, raw_min = 0xFFFFFFFFu;
 #pragma unroll
         for (int j = 0; j < VEC; j++) {
             xb[j] = widen<K>(v[j]);
             raw = max(raw, xb[j] & 0x7FFFFFFFu);
+            if (F == FPSIM_E8M0) raw_min = min(raw_min, xb[j] & 0x7FFFFFFFu);
         }
         uint32_t c[W];
-        if (raw < FPSIM_F32_INF_BITS &&
-            (mode == FAST_SATURATING ||
-             raw <= (mode == FAST_SAT_SMALL ? FPSIM_FAST_SMALL_MAX_BITS : convert_fast_max_bits<F>()))) {
+        /* E8M0 (FAST_E8M0): every magnitude normal, none with code 255 */
+        const int e8m0_fast = F == FPSIM_E8M0 && raw_min >= 0x00800000u && raw <= convert_fast_max_bits<F>();
+        if (F == FPSIM_E8M0 ? e8m0_fast
+                            : raw < FPSIM_F32_INF_BITS &&
+                                  (mode == FAST_SATURATING ||
+                                   raw <= (mode == FAST_SAT_SMALL ? FPSIM_FAST_SMALL_MAX_BITS
+                                                                  : convert_fast_max_bits<F>()))) {
             if constexpr (K == SRC_BF16 && (F == FPSIM_E2M1 || F == FPSIM_E2M3))
                 convert_fast_codes_bf16<F>(v, c);
             else
@@ -230,6 +235,7 @@ template <int K> convert_fast_fn convert_fast_pick(const fpsim_spec *s, int mode
     case FPSIM_E2M1: return convert_fast_kernel<K, FPSIM_E2M1>;
     case FPSIM_E2M3: return convert_fast_kernel<K, FPSIM_E2M3>;
     case FPSIM_E3M2: return convert_fast_kernel<K, FPSIM_E3M2>;
+    case FPSIM_E8M0: return convert_fast_kernel<K, FPSIM_E8M0>;
     case FPSIM_BF16: return convert_fast_kernel<K, FPSIM_BF16>;
     case FPSIM_F16: return convert_fast_kernel<K, FPSIM_F16>;
     default: return NULL;

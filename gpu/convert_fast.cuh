@@ -10,6 +10,8 @@
  *    2^13, mode FAST_SAT_SMALL); from bf16, E2M1 and E2M3 take elem_bf16_pairs.cuh's forms on the
  *    bf16 pairs themselves; E2M3: fpsim_e2m3_rne_sat; E3M2: the lean nearest-even form
  *    (elem_fixed.cuh; compared with the core by tests/gpu/test_lean_rne.cu);
+ *  - E8M0: fpsim_e8m0_rne_x4 (elem_fixed.cuh), vectors whose magnitudes are all normal and
+ *    below 0x7F400000 (mode FAST_E8M0: no zero, Inf, NaN, subnormal or overflow to meet);
  *  - BF16/F16: cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32, IEEE nearest-even with subnormals kept (no
  *    .ftz), which is what every BF16/F16 policy does to a finite value that does not overflow.
  * Any other vector goes element by element through the shared core, the definition itself.
@@ -27,6 +29,9 @@
 inline int convert_fast_mode(const fpsim_spec *s, int hw)
 {
     if (s->round != FPSIM_RNE) return FAST_NEVER;
+    if (s->format == FPSIM_E8M0) /* fpsim_e8m0_rne_x4 assumes the standard fields */
+        return s->bits == 8 && s->mbits == 0 && s->bias == 127 && s->max_mag == 0xFE && !s->is_signed ? FAST_E8M0
+                                                                                                     : FAST_NEVER;
     if (s->format == FPSIM_BF16 || s->format == FPSIM_F16) {
         const int bf = s->format == FPSIM_BF16;
         const int standard = s->bits == 16 && s->is_signed && s->specials == FPSIM_SPECIALS_IEEE &&
@@ -47,6 +52,7 @@ template <int F> __host__ __device__ constexpr uint32_t convert_fast_max_bits()
            : F == FPSIM_E2M3 ? 0x40F00000u  /* 7.5 */
            : F == FPSIM_E3M2 ? 0x41E00000u  /* 28 */
            : F == FPSIM_BF16 ? 0x7F7F0000u  /* 0x1.FEp127 */
+           : F == FPSIM_E8M0 ? 0x7F3FFFFFu  /* the largest magnitude with code 254 */
                              : 0x477FE000u; /* F16: 65504 */
 }
 
@@ -71,6 +77,11 @@ __device__ __forceinline__ void convert_fast_codes(const uint32_t (&xb)[16], con
                 c[q % convert_fast_words<F>::W] = *reinterpret_cast<const uint32_t *>(&h);
             }
         }
+    } else if (F == FPSIM_E8M0) { /* magnitudes normal and below 0x7F400000 (FAST_E8M0) */
+        const uint32_t neg_nan = (s.flags & FPSIM_SPEC_E8M0_NEG_NAN) != 0;
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+            c[q] = fpsim_e8m0_rne_x4(xb + 4 * q, neg_nan, s.e8m0_neg);
     } else if (F == FPSIM_E2M1) { /* |x| < 2^13 (FAST_SAT_SMALL): the paired form */
         /* elements 4q + k and 4q + k + 2 as one pair: lanes 0 and 1 -> bytes k and k + 2 */
 #pragma unroll

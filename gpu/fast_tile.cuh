@@ -26,8 +26,9 @@
 /* qargs.fast_mode: whether and how tiles may take the fast case. FAST_SAT_SMALL: the policy
  * saturates, but the fast form (E2M1's paired forms) needs every scaled magnitude below 2^13, so
  * a tile whose RN(amax * |mult|) reaches 2^13 (a saturated NVFP4 scale, an amax given too small)
- * takes the exact path. */
-enum { FAST_NEVER = 0, FAST_SATURATING = 1, FAST_IF_NO_OVERFLOW = 2, FAST_SAT_SMALL = 3 };
+ * takes the exact path. FAST_E8M0: element conversions into E8M0 under nearest, on vectors whose
+ * magnitudes are all normal and below 0x7F400000 (convert_fast.cuh). */
+enum { FAST_NEVER = 0, FAST_SATURATING = 1, FAST_IF_NO_OVERFLOW = 2, FAST_SAT_SMALL = 3, FAST_E8M0 = 4 };
 #define FPSIM_FAST_SMALL_MAX_BITS 0x45FFFFFFu /* the largest float32 below 2^13 */
 
 /* The fast mode of element spec es (host): the format's standard fields, no zero rule,

@@ -8,7 +8,9 @@
  * forms the fast tiles and vectors use (fpsim_e2m1x2_rne_sat_small, fpsim_e2m1x2_sr8_sat_small)
  * on every input below 2^13, both lanes; and the bf16-pair forms of MX tiles and bf16 conversions
  * (elem_bf16_pairs.cuh: E2M1 and E2M3 on the bf16x2 FMA) on every bf16 input, scaled by every
- * power of two they accept, both lanes. The short forms are second algorithms (integer adds on
+ * power of two they accept, both lanes; and the E8M0 form of the conversions
+ * (fpsim_e8m0_rne_x4) on every normal magnitude below 0x7F400000, each E8M0 policy under nearest.
+ * The short forms are second algorithms (integer adds on
  * the float's bits, FP32 magic-constant sums); the core, tested against measured values and
  * ml_dtypes in tests/formats, is the oracle. Runs on the host (no GPU needed): the device builds
  * differ in spelling the adds as __fadd_rn (or _rz) and the 16x2 lane operations as PRMT and
@@ -32,7 +34,15 @@ struct lean_ctx {
 
 /* The E2M1 saturating form (fpsim_e2m1_rne_sat), compared on non-NaN inputs only; the E2M3 one
  * (fpsim_e2m3_rne_sat) on the inputs the kernels give it (e2m3_fast_inputs). */
-enum { LEAN = 0, E2M1_SAT = 1, E2M1_SR8 = 2, E2M3_SAT = 3, E2M1_PAIR = 4, E2M1_PAIR_SR8 = 5 };
+enum { LEAN = 0, E2M1_SAT = 1, E2M1_SR8 = 2, E2M3_SAT = 3, E2M1_PAIR = 4, E2M1_PAIR_SR8 = 5, E8M0_X4 = 6 };
+
+/* The E8M0 form (fpsim_e8m0_rne_x4) takes magnitudes from 0x00800000 to 0x7F3FFFFF; lane 0 holds
+ * the swept input, lanes 1-3 partners in that range with signs of their own. */
+static uint32_t e8m0_partner(uint32_t x, uint32_t lane)
+{
+    const uint32_t h = (x ^ (lane * 0x9E3779B9u)) * 2654435761u;
+    return (0x00800000u + h % (0x7F400000u - 0x00800000u)) | (h << 31 >> (lane & 1u) & 0x80000000u);
+}
 
 /* The paired E2M1 forms (fpsim_e2m1x2_*_small) take |x| < 2^13; lane 0 holds the swept input x
  * (compared with the core) and lane 1 a partner of another magnitude and sign (compared with the
@@ -60,6 +70,12 @@ static uint32_t sr_byte(uint32_t x, int which)
     return which == 0 ? 0x00u : which == 1 ? 0xFFu : (uint32_t)((x * 2654435761u) >> 24);
 }
 
+/* The lean form's format for the sweep of format F: F itself, or E4M3 where F has no lean form
+ * (E8M0, whose sweeps never reach the lean line: the template only has to compile). */
+template <int F> struct LEAN_F {
+    static constexpr int value = fpsim_elem_traits<F>::fixed ? F : FPSIM_E4M3;
+};
+
 template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
 {
     lean_ctx *c = static_cast<lean_ctx *>(ctx);
@@ -74,6 +90,15 @@ template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
             if (FORM != LEAN && (x & 0x7FFFFFFFu) > 0x7F800000u) continue;
             if (FORM == E2M3_SAT && c->fast == 1 && (x & 0x7FFFFFFFu) > 0x40F00000u) continue; /* |x| > 7.5 */
             if ((FORM == E2M1_PAIR || FORM == E2M1_PAIR_SR8) && (x & 0x7FFFFFFFu) >= 0x46000000u) continue;
+            if (FORM == E8M0_X4) {
+                if ((x & 0x7FFFFFFFu) < 0x00800000u || (x & 0x7FFFFFFFu) > 0x7F3FFFFFu) continue;
+                const uint32_t in[4] = {x, e8m0_partner(x, 1), e8m0_partner(x, 2), e8m0_partner(x, 3)};
+                const uint32_t got = fpsim_e8m0_rne_x4(in, (c->spec.flags & FPSIM_SPEC_E8M0_NEG_NAN) != 0,
+                                                       c->spec.e8m0_neg);
+                for (int l = 0; l < 4; l++)
+                    if (((got >> (8 * l)) & 0xFFu) != fpsim_round_f32(in[l], &c->spec, 0) && !bad++) first = x;
+                continue;
+            }
             if (FORM == E2M1_PAIR) {
                 const uint32_t y = pair_partner(x), got = fpsim_e2m1x2_rne_sat_small(x, y);
                 if ((got & 0xFFFFu) != fpsim_round_f32(x, &c->spec, 0) || (got >> 16) != fpsim_e2m1_rne_sat(y))
@@ -99,7 +124,7 @@ template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
                 continue;
             }
             const uint32_t want = fpsim_round_f32(x, &c->spec, 0);
-            const uint32_t got = FORM == LEAN       ? fpsim_round_f32_rne_lean<F>(x, c->spec)
+            const uint32_t got = FORM == LEAN       ? fpsim_round_f32_rne_lean<LEAN_F<F>::value>(x, c->spec)
                                  : FORM == E2M3_SAT ? fpsim_e2m3_rne_sat(x)
                                                     : fpsim_e2m1_rne_sat(x);
             if (want != got && !bad++) first = x;
@@ -128,7 +153,7 @@ template <int F, int FORM> static int check_format(int *specs, const char *only)
             continue;
         if (FORM == LEAN && (fpsim_spec_full_rules(&c.spec) || !fpsim_elem_fixed_matches<F>(&c.spec)))
             continue; /* not the short form's */
-        if (FORM != LEAN && FORM != E2M3_SAT && !e2m1_sat_spec(&c.spec)) continue;
+        if (FORM != LEAN && FORM != E2M3_SAT && FORM != E8M0_X4 && !e2m1_sat_spec(&c.spec)) continue;
         /* the paired forms use no policy field: one saturating spec is enough */
         if ((FORM == E2M1_PAIR || FORM == E2M1_PAIR_SR8) && paired_done++) continue;
         c.fast = FORM == E2M3_SAT ? e2m3_fast_spec(&c.spec) : 0;
@@ -146,11 +171,12 @@ template <int F, int FORM> static int check_format(int *specs, const char *only)
                : FORM == E2M3_SAT ? (c.fast == 2 ? "e2m3_rne_sat, every non-NaN input" : "e2m3_rne_sat, |x| <= 7.5")
                : FORM == E2M1_SR8 ? "e2m1_sr8_sat, every non-NaN input x 3 bytes"
                : FORM == E2M1_PAIR ? "e2m1x2_rne_sat_small, every |x| < 2^13, both lanes"
+               : FORM == E8M0_X4   ? "e8m0_rne_x4, every normal |x| below 0x7F400000, 4 lanes"
                                    : "e2m1x2_sr8_sat_small, every |x| < 2^13 x 3 bytes, both lanes",
                bad);
-        if (bad && FORM != E2M1_SR8 && FORM != E2M1_PAIR && FORM != E2M1_PAIR_SR8)
+        if (bad && FORM != E2M1_SR8 && FORM != E2M1_PAIR && FORM != E2M1_PAIR_SR8 && FORM != E8M0_X4)
             printf(" (first: 0x%08x core 0x%x short 0x%x)", first, fpsim_round_f32(first, &c.spec, 0),
-                   FORM == LEAN       ? fpsim_round_f32_rne_lean<F>(first, c.spec)
+                   FORM == LEAN       ? fpsim_round_f32_rne_lean<LEAN_F<F>::value>(first, c.spec)
                    : FORM == E2M3_SAT ? fpsim_e2m3_rne_sat(first)
                                       : fpsim_e2m1_rne_sat(first));
         else if (bad)
@@ -257,6 +283,7 @@ int main(int argc, char **argv)
     failed += check_format<FPSIM_E2M1, E2M1_PAIR_SR8>(&specs, only);
     failed += check_bf16_pairs<FPSIM_E2M1>(&specs, only);
     failed += check_bf16_pairs<FPSIM_E2M3>(&specs, only);
+    failed += check_format<FPSIM_E8M0, E8M0_X4>(&specs, only);
     printf("%d specs, %d with mismatches\n", specs, failed);
     if (specs == 0) {
         printf("FAIL: no spec takes the short form (the test checks nothing)\n");

@@ -30,8 +30,9 @@ inline int convert_fast_mode(const fpsim_spec *s, int hw)
 {
     if (s->round != FPSIM_RNE) return FAST_NEVER;
     if (s->format == FPSIM_E8M0) /* fpsim_e8m0_rne_x4 assumes the standard fields */
-        return s->bits == 8 && s->mbits == 0 && s->bias == 127 && s->max_mag == 0xFE && !s->is_signed ? FAST_E8M0
-                                                                                                     : FAST_NEVER;
+        return s->bits == 8 && s->mbits == 0 && s->bias == 127 && s->max_mag == 0xFE && !s->is_signed
+                   ? FAST_E8M0
+                   : FAST_NEVER;
     if (s->format == FPSIM_BF16 || s->format == FPSIM_F16) {
         const int bf = s->format == FPSIM_BF16;
         const int standard = s->bits == 16 && s->is_signed && s->specials == FPSIM_SPECIALS_IEEE &&

@@ -336,18 +336,20 @@ __host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_sr8_sat_small(uint32_t
 /* E8M0 nearest of four float32 x[0..3] whose magnitudes are normal and below 0x7F400000 (codes 1 to
  * 254), as bytes 0..3. The core with no mantissa bits rounds the significand 1.m to 1 or 2 with
  * the implicit bit as the parity bit (ties up): the code is the exponent field plus (m >= 2^22),
- * i.e. (|x| + 2^22) >> 23, which is byte 3 of (x << 1) + 2^23 (the shift drops the sign; no
- * carry leaves the word below 0x7F400000). Three PRMTs gather the bytes. Negative inputs: the
+ * i.e. (|x| + 2^22) >> 23, which is byte 3 of (x << 1) + 2^23 (the shift drops the sign, and
+ * below 0x7F400000 the sum stays under 2^32). Three PRMTs gather the bytes. Negative inputs: the
  * magnitude's code (the sign is ignored), or neg_code where the policy sends them to NaN or 0
  * (neg_nan: FPSIM_SPEC_E8M0_NEG_NAN), put in through the sign bytes. tests/gpu/test_lean_rne.cu
  * compares it with the core on every such input. */
-__host__ __device__ __forceinline__ uint32_t fpsim_e8m0_rne_x4(const uint32_t *x, uint32_t neg_nan, uint32_t neg_code)
+__host__ __device__ __forceinline__ uint32_t fpsim_e8m0_rne_x4(const uint32_t *x, uint32_t neg_nan,
+                                                               uint32_t neg_code)
 {
     const uint32_t t0 = (x[0] << 1) + 0x800000u, t1 = (x[1] << 1) + 0x800000u, t2 = (x[2] << 1) + 0x800000u,
                    t3 = (x[3] << 1) + 0x800000u;
     const uint32_t w = fpsim_prmt<0x5410u>(fpsim_prmt<0x0073u>(t0, t1), fpsim_prmt<0x0073u>(t2, t3));
     if (!neg_nan) return w;
-    const uint32_t sign = fpsim_prmt<0x5410u>(fpsim_prmt<0x00FBu>(x[0], x[1]), fpsim_prmt<0x00FBu>(x[2], x[3]));
+    const uint32_t sign =
+        fpsim_prmt<0x5410u>(fpsim_prmt<0x00FBu>(x[0], x[1]), fpsim_prmt<0x00FBu>(x[2], x[3]));
     return (w & ~sign) | ((neg_code * 0x01010101u) & sign);
 }
 

@@ -245,24 +245,20 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
      * themselves (elem_bf16_pairs.cuh; half the instructions of the float32 forms) */
     constexpr int BF16_PAIRS = KIND == FPSIM_KIND_MX && BF16 && !SR && (F == FPSIM_E2M1 || F == FPSIM_E2M3);
     if (tile_is_fast(fast_mode, raw, plain, out.ts.mult, elem_max)) {
+        if (a.counters) /* the statistics' saturation count, from the float32 products */
+#pragma unroll
+            for (int j = 0; j < 16; j++)
+                out.sat += fabsf(__fmul_rn(e.v[j], out.ts.mult)) > elem_max;
         if (BF16_PAIRS && fpsim_bf16_pair_scale_ok(__float_as_uint(out.ts.mult))) {
-            /* no float32 products on this path, unless the statistics count saturations */
+            /* no float32 products on this path */
             if constexpr (BF16_PAIRS)
                 fast_codes_bf16_pow2<F, 16>(e.v, fpsim_bf16x2_pow2_of_f32_bits(__float_as_uint(out.ts.mult)),
                                             c);
-            if (a.counters)
-#pragma unroll
-                for (int j = 0; j < 16; j++)
-                    out.sat += fabsf(__fmul_rn(e.v[j], out.ts.mult)) > elem_max;
         } else {
             float y[16];
 #pragma unroll
             for (int j = 0; j < 16; j++)
                 y[j] = __fmul_rn(e.v[j], out.ts.mult);
-            if (a.counters)
-#pragma unroll
-                for (int j = 0; j < 16; j++)
-                    out.sat += fabsf(y[j]) > elem_max;
             if constexpr (SR) {
                 uint32_t kw[16];
                 sr_magic16(kw, a, f);

@@ -191,6 +191,31 @@ struct v7_codes {
     uint32_t c[4], sat;
 };
 
+/* Sixteen bf16 elements as loaded (fast_tile.cuh), the form kernels v7 and v8 hand over where
+ * code_tile16 codes fast tiles by the bf16-pair forms: MX E2M1/E2M3 from bf16, nearest-even. */
+typedef bf16_elems<16> v7_bf16_elems;
+template <int KIND, int F, int BF16, int SR> struct bf16_pairs_apply {
+    enum { value = KIND == FPSIM_KIND_MX && BF16 && !SR && (F == FPSIM_E2M1 || F == FPSIM_E2M3) };
+};
+
+/* Element j as float32, and all 16 as v7_elems (exact widening for v7_bf16_elems). */
+__device__ __forceinline__ float elem_f32(const v7_elems &e, int j)
+{
+    return e.v[j];
+}
+__device__ __forceinline__ float elem_f32(const v7_bf16_elems &e, int j)
+{
+    return bf16_elem_f32(e, j);
+}
+template <class E> __device__ __forceinline__ v7_elems elems_f32(const E &e)
+{
+    v7_elems out;
+#pragma unroll
+    for (int j = 0; j < 16; j++)
+        out.v[j] = elem_f32(e, j);
+    return out;
+}
+
 /* The same 16 codes by the exact path: kernel v4's scaling and the shared core, full spec. Out of
  * line (rare tiles only), with its inputs by value so the fast path's registers stay registers. */
 __device__ __noinline__ v7_codes exact_codes16(const qargs &a, v7_elems in, tile_scale ts, int plain,
@@ -213,7 +238,8 @@ __device__ __noinline__ v7_codes exact_codes16(const qargs &a, v7_elems in, tile
     return out;
 }
 
-/* One tile's 16 elements of one lane, coded (kernels v7 and v8): the tile scale from the raw max
+/* One tile's 16 elements e of one lane (v7_elems; v7_bf16_elems where bf16_pairs_apply), coded
+ * (kernels v7 and v8): the tile scale from the raw max
  * of |x| bits (NVFP4 TE finite blocks by cvt, MX by its rule's code, then scale_table_fill's
  * table; else scale_of_tile), the fast-tile case or the exact
  * path, whose NaN/Inf tiles first reduce the amax under the NaN policy over the tile's lanes: xor
@@ -222,8 +248,8 @@ struct v7_tile {
     tile_scale ts;
     uint32_t c[4], sat, am;
 };
-template <int KIND, int F, int BF16, int SR, int O0, int O1>
-__device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e, uint32_t raw,
+template <int KIND, int F, int BF16, int SR, int O0, int O1, class E>
+__device__ __forceinline__ v7_tile code_tile16(const qargs &a, const E &e, uint32_t raw,
                                                const float (&tv)[6], float te_mul, float elem_max, uint32_t f,
                                                uint32_t tile_mask, const float4 *tab)
 {
@@ -243,22 +269,23 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
     const int fast_mode = F == FPSIM_E2M1 ? (int)FAST_SAT_SMALL : a.fast_mode;
     /* MX E2M1/E2M3 from bf16: the scale is a power of two, so the bf16-pair forms code the inputs
      * themselves (elem_bf16_pairs.cuh; half the instructions of the float32 forms) */
-    constexpr int BF16_PAIRS = KIND == FPSIM_KIND_MX && BF16 && !SR && (F == FPSIM_E2M1 || F == FPSIM_E2M3);
+    constexpr int BF16_PAIRS = bf16_pairs_apply<KIND, F, BF16, SR>::value;
+    static_assert(!BF16_PAIRS || is_bf16_elems<E>::value, "the pair forms read the loaded bf16 words");
     if (tile_is_fast(fast_mode, raw, plain, out.ts.mult, elem_max)) {
         if (a.counters) /* the statistics' saturation count, from the float32 products */
 #pragma unroll
             for (int j = 0; j < 16; j++)
-                out.sat += fabsf(__fmul_rn(e.v[j], out.ts.mult)) > elem_max;
+                out.sat += fabsf(__fmul_rn(elem_f32(e, j), out.ts.mult)) > elem_max;
         if (BF16_PAIRS && fpsim_bf16_pair_scale_ok(__float_as_uint(out.ts.mult))) {
             /* no float32 products on this path */
             if constexpr (BF16_PAIRS)
-                fast_codes_bf16_pow2<F, 16>(e.v, fpsim_bf16x2_pow2_of_f32_bits(__float_as_uint(out.ts.mult)),
+                fast_codes_bf16_pow2<F, 16>(e, fpsim_bf16x2_pow2_of_f32_bits(__float_as_uint(out.ts.mult)),
                                             c);
         } else {
             float y[16];
 #pragma unroll
             for (int j = 0; j < 16; j++)
-                y[j] = __fmul_rn(e.v[j], out.ts.mult);
+                y[j] = __fmul_rn(elem_f32(e, j), out.ts.mult);
             if constexpr (SR) {
                 uint32_t kw[16];
                 sr_magic16(kw, a, f);
@@ -274,7 +301,7 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
             uint32_t am = 0;
 #pragma unroll
             for (int j = 0; j < 16; j++)
-                am = max(am, abs_bits(e.v[j], a.nan_ignore));
+                am = max(am, abs_bits(elem_f32(e, j), a.nan_ignore));
 #pragma unroll
             for (int o = O0; o < O1; o <<= 1)
                 am = max(am, __shfl_xor_sync(tile_mask, am, o));
@@ -283,7 +310,7 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const v7_elems &e
             plain = 1;
             if (KIND == FPSIM_KIND_MX) out.ts.mult = mx_plain_mult(out.ts.code, a.rule, a.ao, &plain);
         }
-        const v7_codes x = exact_codes16(a, e, out.ts, plain, elem_max, f);
+        const v7_codes x = exact_codes16(a, elems_f32(e), out.ts, plain, elem_max, f);
 #pragma unroll
         for (int q = 0; q < NW; q++)
             c[q] = x.c[q];
@@ -363,22 +390,36 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
 #pragma unroll
         for (int g = 0; g < G; g++) {
             const uint32_t f = ch * span + (uint32_t)g * 512u + lane * 16u;
-            v7_elems e;
-            float(&v)[16] = e.v;
             uint32_t raw = 0; /* max of |x| bits, NaN above Inf */
 #pragma unroll
-            for (int k = 0; k < W; k++) {
+            for (int k = 0; k < W; k++)
                 raw = max(raw, BF16 ? raw_max_bf16x8(w[g][k]) : raw_max_f32x4(w[g][k]));
-                widen_word<BF16>(w[g][k], v + (BF16 ? 8 : 4) * k);
-            }
 #pragma unroll
             for (int o = 1; o < L; o <<= 1)
                 raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
             if (f >= n) continue;
 
-            const v7_tile tc =
-                code_tile16<KIND, F, BF16, SR, 1, (L > 1 ? L : 1)>(a, e, raw, tv, te_mul, elem_max, f,
-                                                                   tile_mask, tab);
+            v7_tile tc;
+            if constexpr (bf16_pairs_apply<KIND, F, BF16, SR>::value) {
+                v7_bf16_elems e; /* element j in word j / 2, the high half for odd j */
+#pragma unroll
+                for (int j = 0; j < 16; j++) {
+                    const uint4 &q = w[g][j / 8];
+                    const uint32_t u[4] = {q.x, q.y, q.z, q.w};
+                    e.w[j] = u[j / 2 % 4];
+                }
+                e.hi = 0xAAAAu;
+                e.words_paired = 1;
+                tc = code_tile16<KIND, F, BF16, SR, 1, (L > 1 ? L : 1)>(a, e, raw, tv, te_mul, elem_max, f,
+                                                                        tile_mask, tab);
+            } else {
+                v7_elems e;
+#pragma unroll
+                for (int k = 0; k < W; k++)
+                    widen_word<BF16>(w[g][k], e.v + (BF16 ? 8 : 4) * k);
+                tc = code_tile16<KIND, F, BF16, SR, 1, (L > 1 ? L : 1)>(a, e, raw, tv, te_mul, elem_max, f,
+                                                                        tile_mask, tab);
+            }
             const tile_scale &ts = tc.ts;
             const uint32_t am = tc.am;
             store_tile16<F>(a, tc, a.codes + (FP4 ? f / 2 : f));

@@ -116,19 +116,57 @@ __device__ __forceinline__ void fast_codes(const float (&y)[N], const fpsim_spec
     }
 }
 
-/* The same for bf16 inputs scaled by a power of two (F = E2M1 or E2M3; N a multiple of 8): v[j]
- * holds element j widened (its bf16 in the high half), s1 the pair 2^k, 2^k
- * (fpsim_bf16_pair_scale_ok holds). elem_bf16_pairs.cuh's forms on the bf16 pairs themselves, one
- * PRMT forming each pair, packed with the bias and the signs taken once per word:
+/* N bf16 inputs as loaded, not yet widened: element j is the high half of word w[j] when bit j
+ * of hi is set, else its low half (kernel v7: w[j] = word j / 2 of the row, hi = 0xAAAA, and
+ * words_paired set: elements 2i and 2i + 1 share a word in that order; kernel v8: the row j word
+ * that holds the column, hi = 0 or 0xFFFF). The bf16-pair forms read these directly: widened
+ * float32 copies cost one instruction per element, and the tiles on the pair path only need them
+ * for the statistics and the exact path (run 71). */
+template <int N> struct bf16_elems {
+    uint32_t w[N];
+    uint32_t hi;
+    int words_paired;
+};
+
+template <class E> struct is_bf16_elems {
+    enum { value = 0 };
+};
+template <int N> struct is_bf16_elems<bf16_elems<N>> {
+    enum { value = 1 };
+};
+
+/* Element j of such inputs widened to float32 (exact). */
+template <int N> __device__ __forceinline__ float bf16_elem_f32(const bf16_elems<N> &e, int j)
+{
+    return __uint_as_float((e.hi >> j & 1u) ? e.w[j] & 0xFFFF0000u : e.w[j] << 16);
+}
+
+/* Elements a (lane 0) and b (lane 1) as one bf16 pair: one PRMT, none where both already share
+ * a word in that order (the compiler does not drop an identity PRMT by itself). */
+template <int N> __device__ __forceinline__ uint32_t bf16_elem_pair(const bf16_elems<N> &e, int a, int b)
+{
+    if (e.words_paired && a % 2 == 0 && b == a + 1) return e.w[a];
+    const uint32_t lo = (e.hi >> a & 1u) ? 0x32u : 0x10u, hi = (e.hi >> b & 1u) ? 0x7600u : 0x5400u;
+    return __byte_perm(e.w[a], e.w[b], lo | hi);
+}
+
+/* The same for bf16 inputs scaled by a power of two (F = E2M1 or E2M3; N a multiple of 8): e the
+ * inputs as loaded, s1 the pair 2^k, 2^k (fpsim_bf16_pair_scale_ok holds). elem_bf16_pairs.cuh's
+ * forms on the bf16 pairs themselves, packed with the bias and the signs taken once per word:
  *  - E2M1 pairs elements j and j + 4 of each 8 (lane 0 -> nibble j, lane 1 -> nibble j + 4), and
  *    ADDS the biased pairs shifted by 4 j (one LEA each): the sum is the packed codes plus
  *    BIAS * 0x1111 modulo 2^32, exactly, so one subtraction removes every lane's bias. The signs
- *    (bits 15 and 31 of pair j) move to bits 4 j + 3 and 4 j + 19 by one shift and mask each.
- *  - E2M3 pairs 2q and 2q + 1; a PRMT takes the low bytes of two pairs (0x80 + code each, as
- *    BIAS = 0x4180) into the word of elements 4q .. 4q + 3, whose mask 0x1F drops the 0x80, and a
- *    PRMT replicating the four sign bytes gives the sign bits. */
+ *    (bits 15 and 31 of pair j) belong at bits 4 j + 3 and 4 j + 19: two PRMTs gather the sign
+ *    bytes (1 and 3) of pairs 0 and 2, replicated, and of pairs 1 and 3, as they are, so that
+ *    masks 0x08080808 and 0x80808080 leave exactly those bits (run 71; a shift and a mask per
+ *    pair before).
+ *  - E2M3 pairs 2q and 2q + 1 (in kernel v7 a loaded word as it is); a PRMT takes the low bytes
+ *    of two pairs (0x80 + code each, as BIAS = 0x4180) into the word of elements 4q .. 4q + 3,
+ *    and a PRMT replicates the four sign bytes. One LOP3 merges the two: bits 0-4 and 6 from the
+ *    codes (the code, and a 0), bits 5 and 7 from sign & ~codes (bit 5 of the codes is 0, so the
+ *    sign passes; bit 7, the 0x80, is 1, so it clears). */
 template <int F, int N>
-__device__ __forceinline__ void fast_codes_bf16_pow2(const float (&v)[N], uint32_t s1,
+__device__ __forceinline__ void fast_codes_bf16_pow2(const bf16_elems<N> &e, uint32_t s1,
                                                      uint32_t (&c)[code_words<F, N>::W])
 {
     static_assert((F == FPSIM_E2M1 || F == FPSIM_E2M3) && N % 8 == 0, "E2M1 or E2M3, whole words");
@@ -136,27 +174,28 @@ __device__ __forceinline__ void fast_codes_bf16_pow2(const float (&v)[N], uint32
     if (F == FPSIM_E2M1) {
 #pragma unroll
         for (int q = 0; q < N / 8; q++) {
-            uint32_t sum = 0, sign = 0;
+            uint32_t sum = 0, u[4];
 #pragma unroll
             for (int k = 0; k < 4; k++) {
-                const uint32_t u =
-                    __byte_perm(__float_as_uint(v[8 * q + k]), __float_as_uint(v[8 * q + k + 4]), 0x7632u);
-                sum += fpsim_e2mx_bf16x2_biased<F>(u, s1) << (4 * k);
-                sign |= (u >> (12 - 4 * k)) & (K::SIGN << (4 * k));
+                u[k] = bf16_elem_pair(e, 8 * q + k, 8 * q + k + 4);
+                sum += fpsim_e2mx_bf16x2_biased<F>(u[k], s1) << (4 * k);
             }
-            c[q % code_words<F, N>::W] = (sum - K::BIAS * 0x1111u) | sign;
+            /* elements 0, 2, 4, 6 (bytes 1, 5, 3, 7 of pairs 0 and 2, sign-replicated: bits 3,
+             * 11, 19, 27 under the mask) and 1, 3, 5, 7 (the same bytes of pairs 1 and 3, each
+             * sign at bit 7 of its byte: bits 7, 15, 23, 31) */
+            const uint32_t even = fpsim_prmt<0xFBD9u>(u[0], u[2]), odd = fpsim_prmt<0x7351u>(u[1], u[3]);
+            c[q % code_words<F, N>::W] =
+                (sum - K::BIAS * 0x1111u) | (even & 0x08080808u) | (odd & 0x80808080u);
         }
     } else {
 #pragma unroll
         for (int q = 0; q < N / 4; q++) {
-            const uint32_t ulo =
-                               __byte_perm(__float_as_uint(v[4 * q]), __float_as_uint(v[4 * q + 1]), 0x7632u),
-                           uhi = __byte_perm(__float_as_uint(v[4 * q + 2]), __float_as_uint(v[4 * q + 3]),
-                                             0x7632u);
+            const uint32_t ulo = bf16_elem_pair(e, 4 * q, 4 * q + 1), uhi = bf16_elem_pair(e, 4 * q + 2, 4 * q + 3);
             const uint32_t w = __byte_perm(fpsim_e2mx_bf16x2_biased<F>(ulo, s1),
                                            fpsim_e2mx_bf16x2_biased<F>(uhi, s1), 0x6420u),
                            sign = fpsim_sign_bf16x4_bytes(ulo, uhi);
-            c[q % code_words<F, N>::W] = (w & 0x1F1F1F1Fu) | (sign & 0x20202020u);
+            constexpr uint32_t KEEP = 0x5F5F5F5Fu; /* code bits 0-4, and bit 6 (0 in w) */
+            c[q % code_words<F, N>::W] = (w & KEEP) | (sign & ~w & ~KEEP);
         }
     }
 }

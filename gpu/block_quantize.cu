@@ -45,6 +45,12 @@
 #define FPSIM_GPU_TILES_FAST 1
 #endif
 
+/* 1: rowwise NVFP4 16x16 tiles (TE chain) take kernel v9 (block_tiles16_fast_kernel.cuh) where
+ * the shape allows; 0: kernel v6 for them, as before v9. */
+#ifndef FPSIM_GPU_TILES16_V9
+#define FPSIM_GPU_TILES16_V9 1
+#endif
+
 namespace {
 
 struct qargs {
@@ -483,6 +489,7 @@ template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) blo
 #include "block_cols_kernel.cuh"
 #include "block_cols_fast_kernel.cuh"
 #include "block_tiles_kernel.cuh"
+#include "block_tiles16_fast_kernel.cuh"
 #include "block_stats.cuh"
 
 /* amax of |x|: per-thread max over a grid-stride loop, warp reduce, one atomicMax per warp. */
@@ -907,6 +914,26 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
         fast7<<<(unsigned)(nb < cap ? nb : cap), 256, 0, cs>>>(a, (uint32_t)n, (uint32_t)cols);
         FPSIM_CUDA_LAUNCHED("block_rows_fast_kernel");
+        return FPSIM_OK;
+    }
+    /* Kernel v9 for rowwise NVFP4 16 x 16 tiles under the TE chain, nearest-even, on whole 16 x 64
+     * chunks, sm_89+ (the scale's cvt), a fast mode other than FAST_NEVER (as v7). */
+    block_tiles16_fast_kernel_fn fast9 = NULL;
+#if FPSIM_GPU_TILES16_V9
+    if (o.axis == FPSIM_AXIS_ROWS && s->kind == FPSIM_KIND_NVFP4 && s->chain == FPSIM_NVFP4_TE && g.TR == 16 &&
+        g.TC == 16 && !a.sr && !a.rht && a.es.round == FPSIM_RNE && a.es.format == FPSIM_E2M1 &&
+        a.fast_mode != FAST_NEVER && fpsim_gpu_hw_cvt_available() && rows % 16 == 0 && cols % 64 == 0 &&
+        n < ((size_t)1 << 31))
+        fast9 = block_tiles16_fast_pick(a.bf16);
+#endif
+    if (fast9) {
+        int per_sm = 0; /* one wave of CTAs, grid-stride over the 16 x 64 chunks inside */
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast9, 256, 0) != cudaSuccess || per_sm < 1)
+            per_sm = 3;
+        const size_t nb = cdiv((rows / 16) * (cols / 64), 8);
+        const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
+        fast9<<<(unsigned)(nb < cap ? nb : cap), 256, 0, cs>>>(a, (uint32_t)rows, (uint32_t)cols);
+        FPSIM_CUDA_LAUNCHED("block_tiles16_fast_kernel");
         return FPSIM_OK;
     }
     /* Kernel v6 for rowwise square 2D tiles on whole 128-column regions (block_tiles_kernel.cuh);

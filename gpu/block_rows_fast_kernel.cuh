@@ -243,7 +243,9 @@ __device__ __noinline__ v7_codes exact_codes16(const qargs &a, v7_elems in, tile
  * of |x| bits (NVFP4 TE finite blocks by cvt, MX by its rule's code, then scale_table_fill's
  * table; else scale_of_tile), the fast-tile case or the exact
  * path, whose NaN/Inf tiles first reduce the amax under the NaN policy over the tile's lanes: xor
- * offsets O0, 2 O0, ... below O1 within tile_mask. f: the stored index of element 0 (SR). */
+ * offsets O0, 2 O0, ... below O1 within tile_mask, starting from am_more (that policy's max over
+ * the tile's other elements this lane holds: kernel v9's other group; else 0). f: the stored
+ * index of element 0 (SR). */
 struct v7_tile {
     tile_scale ts;
     uint32_t c[4], sat, am;
@@ -251,7 +253,7 @@ struct v7_tile {
 template <int KIND, int F, int BF16, int SR, int O0, int O1, class E>
 __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const E &e, uint32_t raw,
                                                const float (&tv)[6], float te_mul, float elem_max, uint32_t f,
-                                               uint32_t tile_mask, const float4 *tab)
+                                               uint32_t tile_mask, const float4 *tab, uint32_t am_more = 0)
 {
     v7_tile out;
     int plain = 1;
@@ -298,7 +300,7 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const E &e, uint3
         if (raw >= FPSIM_F32_INF_BITS) {
             /* NaN or Inf: the tile's amax under its NaN policy, and the scale of that amax (a
              * finite tile's raw max is that amax, and ts its scale already). */
-            uint32_t am = 0;
+            uint32_t am = am_more;
 #pragma unroll
             for (int j = 0; j < 16; j++)
                 am = max(am, abs_bits(elem_f32(e, j), a.nan_ignore));

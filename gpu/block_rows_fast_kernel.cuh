@@ -349,8 +349,20 @@ template <int F> __device__ __forceinline__ void store_tile16(const qargs &a, co
 #define FPSIM_GPU_V7_MIN_BLOCKS 3
 #endif
 
+/* Whether kernel v7 loads a warp's next pass into registers before coding the current one (two
+ * CTAs per SM, up to 128 registers) instead of at the pass's start (FPSIM_GPU_V7_MIN_BLOCKS CTAs).
+ * -1 (the default): for the E2M1 nearest-even kernels, whose coding is longest (run 73, A/B
+ * alternated twice: NVFP4 rows 82.0-83.0% -> 85.0-85.5% of copy, MXFP4 rows +1 point; the E4M3
+ * kernels lost 0.3-1.8 points, NVFP4 SR none); 0 or 1: every kernel. */
+#ifndef FPSIM_GPU_V7_PIPE
+#define FPSIM_GPU_V7_PIPE -1
+#endif
+template <int F, int SR> struct v7_pipe {
+    enum { value = FPSIM_GPU_V7_PIPE < 0 ? F == FPSIM_E2M1 && !SR : FPSIM_GPU_V7_PIPE };
+};
+
 template <int KIND, int F, int BF16, int L, int G, int SR>
-__global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
+__global__ void __launch_bounds__(256, v7_pipe<F, SR>::value ? 2 : FPSIM_GPU_V7_MIN_BLOCKS)
     block_rows_fast_kernel(const __grid_constant__ qargs a, uint32_t n, uint32_t cols)
 {
     constexpr int W = BF16 ? 2 : 4; /* 16-byte words per group of 16 elements */
@@ -373,22 +385,33 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
     const uint32_t span = 512u * G; /* elements per warp and pass */
     const uint32_t nchunks = (n + span - 1) / span;
     const uint32_t warps = gridDim.x * (blockDim.x / 32u);
-    for (uint32_t ch = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u; ch < nchunks; ch += warps) {
-        /* The warp's chunk FPSIM_GPU_V7_PREFETCH_AHEAD passes ahead into L2 while this one loads
-         * and computes (whole chunks only): one 128-byte line per lane (2 KB: 16 lanes). */
-        const uint32_t ahead = ch + FPSIM_GPU_V7_PREFETCH_AHEAD * warps,
-                       chunk_bytes = span * (BF16 ? 2u : 4u);
-        if (lane * 128u < chunk_bytes && (ahead + 1u) * span <= n)
-            prefetch_line_l2(static_cast<const char *>(a.x) + (size_t)ahead * chunk_bytes + lane * 128u);
-        uint4 w[G][W];
+    constexpr int PIPE = v7_pipe<F, SR>::value;
+    auto load_pass = [&](uint32_t ch, uint4(&dst)[G][W]) {
 #pragma unroll
         for (int g = 0; g < G; g++) {
             const uint32_t f = ch * span + (uint32_t)g * 512u + lane * 16u;
 #pragma unroll
             for (int k = 0; k < W; k++)
-                w[g][k] = f < n ? __ldcs(reinterpret_cast<const uint4 *>(a.x) + f / (16 / W) + k)
-                                : make_uint4(0, 0, 0, 0);
+                dst[g][k] = f < n ? __ldcs(reinterpret_cast<const uint4 *>(a.x) + f / (16 / W) + k)
+                                  : make_uint4(0, 0, 0, 0);
         }
+    };
+    const uint32_t first = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u;
+    uint4 w[G][W];
+    if (PIPE && first < nchunks) load_pass(first, w);
+    for (uint32_t ch = first; ch < nchunks; ch += warps) {
+        /* The warp's chunk FPSIM_GPU_V7_PREFETCH_AHEAD passes beyond the loaded ones into L2
+         * while this one computes (whole chunks only): one 128-byte line per lane (2 KB: 16
+         * lanes). */
+        const uint32_t ahead = ch + ((uint32_t)PIPE + FPSIM_GPU_V7_PREFETCH_AHEAD) * warps,
+                       chunk_bytes = span * (BF16 ? 2u : 4u);
+        if (lane * 128u < chunk_bytes && (ahead + 1u) * span <= n)
+            prefetch_line_l2(static_cast<const char *>(a.x) + (size_t)ahead * chunk_bytes + lane * 128u);
+        uint4 wn[G][W];
+        if (!PIPE)
+            load_pass(ch, w);
+        else if (ch + warps < nchunks)
+            load_pass(ch + warps, wn);
 #pragma unroll
         for (int g = 0; g < G; g++) {
             const uint32_t f = ch * span + (uint32_t)g * 512u + lane * 16u;
@@ -437,6 +460,12 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
             else
                 a.cub8[swizzle128x4(row, sc, a.cublas_cols)] = (uint8_t)ts.code;
         }
+        if (PIPE)
+#pragma unroll
+            for (int g = 0; g < G; g++)
+#pragma unroll
+                for (int k = 0; k < W; k++)
+                    w[g][k] = wn[g][k];
     }
 }
 

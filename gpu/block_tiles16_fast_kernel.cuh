@@ -28,8 +28,15 @@
 #define FPSIM_GPU_V9_PREFETCH_AHEAD 1u
 #endif
 
+/* 1: each warp loads its next chunk into registers before coding the current one (two CTAs per
+ * SM, up to 128 registers); 0 (the default): the loads of a chunk at the start of its pass (three
+ * CTAs). Run 73 measured 1 slower: 74.6-75.3% of copy against 76.2%. */
+#ifndef FPSIM_GPU_V9_PIPE
+#define FPSIM_GPU_V9_PIPE 0
+#endif
+
 template <int BF16>
-__global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
+__global__ void __launch_bounds__(256, FPSIM_GPU_V9_PIPE ? 2 : FPSIM_GPU_V7_MIN_BLOCKS)
     block_tiles16_fast_kernel(const __grid_constant__ qargs a, uint32_t rows, uint32_t cols)
 {
     constexpr int KIND = FPSIM_KIND_NVFP4, F = FPSIM_E2M1;
@@ -48,24 +55,36 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
     const uint32_t tile_mask = 0x11111111u << c;
     const uint32_t ncb = cols / 64u, nch = (rows / 16u) * ncb;
     const uint32_t warps = gridDim.x * (blockDim.x / 32u);
-    for (uint32_t ch = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u; ch < nch; ch += warps) {
+    constexpr int PIPE = FPSIM_GPU_V9_PIPE;
+    /* this lane's 16 elements of rows r and r + 8 of chunk ch */
+    auto load_chunk = [&](uint32_t ch, uint4(&dst)[2][W]) {
         const uint32_t rb = ch / ncb, cb = ch % ncb;
-        /* The chunk FPSIM_GPU_V9_PREFETCH_AHEAD passes ahead into L2: its 16 row pieces of 64
-         * elements, one 128-byte line per lane. */
-        const uint32_t ahead = ch + FPSIM_GPU_V9_PREFETCH_AHEAD * warps;
-        if (ahead < nch && lane < 16u * (ESIZE / 2u)) {
-            const uint32_t pr = (ahead / ncb) * 16u + lane / (ESIZE / 2u), pc = (ahead % ncb) * 64u;
-            prefetch_line_l2(static_cast<const char *>(a.x) +
-                             ((size_t)pr * cols + pc) * ESIZE + (lane % (ESIZE / 2u)) * 128u);
-        }
-        uint4 w[2][W];
 #pragma unroll
         for (int g = 0; g < 2; g++) {
             const size_t f = (size_t)(rb * 16u + r + 8u * (uint32_t)g) * cols + cb * 64u + c * 16u;
 #pragma unroll
             for (int k = 0; k < W; k++)
-                w[g][k] = __ldcs(reinterpret_cast<const uint4 *>(a.x) + f / (16 / W) + k);
+                dst[g][k] = __ldcs(reinterpret_cast<const uint4 *>(a.x) + f / (16 / W) + k);
         }
+    };
+    const uint32_t first = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u;
+    uint4 w[2][W];
+    if (PIPE && first < nch) load_chunk(first, w);
+    for (uint32_t ch = first; ch < nch; ch += warps) {
+        const uint32_t rb = ch / ncb, cb = ch % ncb;
+        /* The chunk FPSIM_GPU_V9_PREFETCH_AHEAD passes beyond the loaded ones into L2: its 16 row
+         * pieces of 64 elements, one 128-byte line per lane. */
+        const uint32_t ahead = ch + ((uint32_t)PIPE + FPSIM_GPU_V9_PREFETCH_AHEAD) * warps;
+        if (ahead < nch && lane < 16u * (ESIZE / 2u)) {
+            const uint32_t pr = (ahead / ncb) * 16u + lane / (ESIZE / 2u), pc = (ahead % ncb) * 64u;
+            prefetch_line_l2(static_cast<const char *>(a.x) +
+                             ((size_t)pr * cols + pc) * ESIZE + (lane % (ESIZE / 2u)) * 128u);
+        }
+        uint4 wn[2][W];
+        if (!PIPE)
+            load_chunk(ch, w);
+        else if (ch + warps < nch)
+            load_chunk(ch + warps, wn);
         /* the tile's max of |x| bits (NaN above Inf): both groups, then the tile's 8 lanes */
         uint32_t raw = 0;
 #pragma unroll
@@ -109,6 +128,12 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_V7_MIN_BLOCKS)
             if (a.scale_inv) a.scale_inv[si] = tc.ts.inv;
             if (a.scale_codes) a.scale_codes[si] = (uint8_t)tc.ts.code;
         }
+        if (PIPE)
+#pragma unroll
+            for (int g = 0; g < 2; g++)
+#pragma unroll
+                for (int k = 0; k < W; k++)
+                    w[g][k] = wn[g][k];
     }
 }
 

@@ -340,6 +340,8 @@ fpsim_status fpsim_gpu_verify_blocks(const fpsim_gpu_verify_opts *o, fpsim_gpu_c
         {"narrow 384x208", 384, 208, 1, 0},    {"random 256x864", 256, 864, 0, 0},
         /* 96 rows: columnwise copies take kernel v5 (rows a multiple of 32, not of 128) */
         {"v5 96x512", 96, 512, 1, 0},          {"amax sweep 256x4096", 256, 4096, 2, 0},
+        /* 320 columns = 5 x 64: NVFP4 16x16 bf16 takes kernel v9's 16 x 64 chunks, not 16 x 128 */
+        {"v9 narrow 48x320", 48, 320, 1, 0},
         {"large 4096x8192", 4096, 8192, 0, 1},
     };
     size_t maxn = o->large ? 4096 * 8192 : 256 * 4096;

@@ -152,4 +152,34 @@ __host__ __device__ __forceinline__ uint32_t fpsim_e2mx_bf16x2_rne_sat(uint32_t 
     return (fpsim_e2mx_bf16x2_biased<F>(u, s1) - K::BIAS) | (fpsim_sign_bf16x2(u) & K::SIGN);
 }
 
+/* ---- float32 inputs through bf16 round-to-odd ----
+ * E2M1 nearest-even of float32 y (any y the paired forms take: not NaN, |y| < 2^13) equals the
+ * bf16-pair form's code of z = RO_bf16(y), y rounded to bf16 toward zero with the lowest bit set
+ * when inexact (round to odd), at scale 2^0. Why: every point that decides E2M1's rounding below
+ * 8 (the codes' values and their midpoints 0.25, 0.75, ..., 3.5, 5, 7) is a bf16 value with at
+ * least two spare significand bits below it (quantum 0.25 on [0, 2), bf16's 2^-7 or finer; 0.5 on
+ * [2, 4), 2^-6; 1 on [4, 8), 2^-5), so those points are even bf16 values. An exact y gives z = y;
+ * otherwise z is an odd bf16 value, so not one of those points, in the same open interval between
+ * two neighbouring points as y (truncation stays within y's bf16 cell, whose even ends bound it),
+ * so nearest-even picks the same code, ties included. Above 8 both saturate. The sign is y's.
+ * Per pair: two PRMTs (the high halves, and the low halves whose nonzero lanes min(lo, 1) turns
+ * into the sticky bit) and one OR, in place of the float32 forms' six FADD and three PRMTs.
+ * tests/gpu/test_lean_rne.cu compares fpsim_e2m1x2_rne_sat_ro with the core on every |y| < 2^13,
+ * both lanes. */
+__host__ __device__ __forceinline__ uint32_t fpsim_bf16x2_round_odd(uint32_t a, uint32_t b)
+{
+    return fpsim_prmt<0x7632u>(a, b) | fpsim_min_u16x2(fpsim_prmt<0x5410u>(a, b), 0x00010001u);
+}
+
+/* The bf16 pair 2^0, 2^0: s1 of the forms for already scaled inputs. */
+#define FPSIM_BF16X2_ONE 0x3F803F80u
+
+/* E2M1 codes of two non-NaN float32 a, b with |a|, |b| < 2^13 under a saturating policy (the codes
+ * of fpsim_e2m1x2_rne_sat_small, in the same places): the bf16-pair form on their round-to-odd
+ * bf16 pair. */
+__host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_rne_sat_ro(uint32_t a, uint32_t b)
+{
+    return fpsim_e2mx_bf16x2_rne_sat<FPSIM_E2M1>(fpsim_bf16x2_round_odd(a, b), FPSIM_BF16X2_ONE);
+}
+
 #endif

@@ -74,6 +74,29 @@ __device__ __forceinline__ int tile_is_fast(int mode, uint32_t raw, int plain, f
     return mode == FAST_SAT_SMALL ? top < 8192.0f : top <= elem_max;
 }
 
+/* Eight E2M1 codes as one packed word from four bf16 pairs, u[k] = elements k (lane 0) and k + 4
+ * (lane 1), scaled by s1 (elem_bf16_pairs.cuh), whose signs are those of sgn[k] (u[k] itself, or
+ * any word with the same sign bits, so that u[k] can stay a value the form masks anyway): the
+ * biased pairs shifted by 4 k are ADDED (one
+ * LEA each), which is the packed codes plus BIAS * 0x1111 modulo 2^32, exactly, so one
+ * subtraction removes every lane's bias. The signs (bits 15 and 31 of pair k) belong at bits
+ * 4 k + 3 and 4 k + 19: two PRMTs gather the sign bytes (1 and 3) of pairs 0 and 2, replicated,
+ * and of pairs 1 and 3, as they are, so that masks 0x08080808 and 0x80808080 leave exactly those
+ * bits (run 71; a shift and a mask per pair before). */
+__device__ __forceinline__ uint32_t e2m1_word_of_pairs(const uint32_t (&u)[4], const uint32_t (&sgn)[4], uint32_t s1)
+{
+    typedef fpsim_e2mx_bf16_consts<FPSIM_E2M1> K;
+    uint32_t sum = 0;
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        sum += fpsim_e2mx_bf16x2_biased<FPSIM_E2M1>(u[k], s1) << (4 * k);
+    /* elements 0, 2, 4, 6 (bytes 1, 5, 3, 7 of pairs 0 and 2, sign-replicated: bits 3, 11, 19,
+     * 27 under the mask) and 1, 3, 5, 7 (the same bytes of pairs 1 and 3, each sign at bit 7 of
+     * its byte: bits 7, 15, 23, 31) */
+    const uint32_t even = fpsim_prmt<0xFBD9u>(sgn[0], sgn[2]), odd = fpsim_prmt<0x7351u>(sgn[1], sgn[3]);
+    return (sum - K::BIAS * 0x1111u) | (even & 0x08080808u) | (odd & 0x80808080u);
+}
+
 /* Words holding N codes of format F: 8 nibbles (E2M1) or 4 bytes a word. */
 template <int F, int N> struct code_words {
     enum { W = F == FPSIM_E2M1 ? (N + 7) / 8 : (N + 3) / 4 };
@@ -93,13 +116,19 @@ __device__ __forceinline__ void fast_codes(const float (&y)[N], const fpsim_spec
         for (int j = 0; j < N; j += 2)
             c[j / 4] |= fpsim_hw_cvt_pair(y[j], y[j + 1], F == FPSIM_E5M2) << (8 * (j % 4));
     } else if (F == FPSIM_E2M1 && N % 8 == 0) { /* fast tiles of E2M1 are below 2^13 (FAST_SAT_SMALL) */
-        /* elements j and j + 4 of each 8 as one pair: lane 0 -> nibble j, lane 1 -> nibble j + 4 */
+        /* elements j and j + 4 of each 8 as one bf16 pair, rounded to odd (elem_bf16_pairs.cuh:
+         * the same codes as the float32 forms, run 76), coded and packed as the bf16 inputs of MX */
 #pragma unroll
-        for (int q = 0; q < N / 8; q++)
+        for (int q = 0; q < N / 8; q++) {
+            uint32_t u[4], hi[4];
 #pragma unroll
-            for (int k = 0; k < 4; k++)
-                c[q] += fpsim_e2m1x2_rne_sat_small(__float_as_uint(y[8 * q + k]), __float_as_uint(y[8 * q + k + 4]))
-                        << (4 * k); /* disjoint nibbles: + is |, and folds the shift (LEA) */
+            for (int k = 0; k < 4; k++) {
+                const uint32_t a = __float_as_uint(y[8 * q + k]), b = __float_as_uint(y[8 * q + k + 4]);
+                hi[k] = fpsim_prmt<0x7632u>(a, b); /* the signs: the round-to-odd pair's are these */
+                u[k] = fpsim_bf16x2_round_odd(a, b);
+            }
+            c[q] = e2m1_word_of_pairs(u, hi, FPSIM_BF16X2_ONE);
+        }
     } else if (F == FPSIM_E2M1) {
 #pragma unroll
         for (int j = 0; j < N; j++)
@@ -153,13 +182,8 @@ template <int N> __device__ __forceinline__ uint32_t bf16_elem_pair(const bf16_e
 /* The same for bf16 inputs scaled by a power of two (F = E2M1 or E2M3; N a multiple of 8): e the
  * inputs as loaded, s1 the pair 2^k, 2^k (fpsim_bf16_pair_scale_ok holds). elem_bf16_pairs.cuh's
  * forms on the bf16 pairs themselves, packed with the bias and the signs taken once per word:
- *  - E2M1 pairs elements j and j + 4 of each 8 (lane 0 -> nibble j, lane 1 -> nibble j + 4), and
- *    ADDS the biased pairs shifted by 4 j (one LEA each): the sum is the packed codes plus
- *    BIAS * 0x1111 modulo 2^32, exactly, so one subtraction removes every lane's bias. The signs
- *    (bits 15 and 31 of pair j) belong at bits 4 j + 3 and 4 j + 19: two PRMTs gather the sign
- *    bytes (1 and 3) of pairs 0 and 2, replicated, and of pairs 1 and 3, as they are, so that
- *    masks 0x08080808 and 0x80808080 leave exactly those bits (run 71; a shift and a mask per
- *    pair before).
+ *  - E2M1 pairs elements j and j + 4 of each 8 (lane 0 -> nibble j, lane 1 -> nibble j + 4),
+ *    packed by e2m1_word_of_pairs.
  *  - E2M3 pairs 2q and 2q + 1 (in kernel v7 a loaded word as it is); a PRMT takes the low bytes
  *    of two pairs (0x80 + code each, as BIAS = 0x4180) into the word of elements 4q .. 4q + 3,
  *    and a PRMT replicates the four sign bytes. One LOP3 merges the two: bits 0-4 and 6 from the
@@ -170,22 +194,14 @@ __device__ __forceinline__ void fast_codes_bf16_pow2(const bf16_elems<N> &e, uin
                                                      uint32_t (&c)[code_words<F, N>::W])
 {
     static_assert((F == FPSIM_E2M1 || F == FPSIM_E2M3) && N % 8 == 0, "E2M1 or E2M3, whole words");
-    typedef fpsim_e2mx_bf16_consts<F> K;
     if (F == FPSIM_E2M1) {
 #pragma unroll
         for (int q = 0; q < N / 8; q++) {
-            uint32_t sum = 0, u[4];
+            uint32_t u[4];
 #pragma unroll
-            for (int k = 0; k < 4; k++) {
+            for (int k = 0; k < 4; k++)
                 u[k] = bf16_elem_pair(e, 8 * q + k, 8 * q + k + 4);
-                sum += fpsim_e2mx_bf16x2_biased<F>(u[k], s1) << (4 * k);
-            }
-            /* elements 0, 2, 4, 6 (bytes 1, 5, 3, 7 of pairs 0 and 2, sign-replicated: bits 3,
-             * 11, 19, 27 under the mask) and 1, 3, 5, 7 (the same bytes of pairs 1 and 3, each
-             * sign at bit 7 of its byte: bits 7, 15, 23, 31) */
-            const uint32_t even = fpsim_prmt<0xFBD9u>(u[0], u[2]), odd = fpsim_prmt<0x7351u>(u[1], u[3]);
-            c[q % code_words<F, N>::W] =
-                (sum - K::BIAS * 0x1111u) | (even & 0x08080808u) | (odd & 0x80808080u);
+            c[q % code_words<F, N>::W] = e2m1_word_of_pairs(u, u, s1);
         }
     } else {
 #pragma unroll

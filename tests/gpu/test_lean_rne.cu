@@ -5,8 +5,9 @@
  * (fpsim_e2m1_rne_sat; fpsim_e2m1_sr8_sat, stochastic rounding with 8 random bits, with three
  * random bytes per input) over every non-NaN input for the policies they serve; the E2M3
  * magic-sum form (fpsim_e2m3_rne_sat) on the inputs the fast cases give it; and the paired E2M1
- * forms the fast tiles and vectors use (fpsim_e2m1x2_rne_sat_small, fpsim_e2m1x2_sr8_sat_small)
- * on every input below 2^13, both lanes; and the bf16-pair forms of MX tiles and bf16 conversions
+ * forms the fast tiles and vectors use (fpsim_e2m1x2_rne_sat_small, fpsim_e2m1x2_sr8_sat_small,
+ * and fpsim_e2m1x2_rne_sat_ro through bf16 round-to-odd) on every input below 2^13, both lanes;
+ * and the bf16-pair forms of MX tiles and bf16 conversions
  * (elem_bf16_pairs.cuh: E2M1 and E2M3 on the bf16x2 FMA) on every bf16 input, scaled by every
  * power of two they accept, both lanes; and the E8M0 form of the conversions
  * (fpsim_e8m0_rne_x4) on every normal magnitude below 0x7F400000, each E8M0 policy under nearest.
@@ -34,7 +35,7 @@ struct lean_ctx {
 
 /* The E2M1 saturating form (fpsim_e2m1_rne_sat), compared on non-NaN inputs only; the E2M3 one
  * (fpsim_e2m3_rne_sat) on the inputs the kernels give it (e2m3_fast_inputs). */
-enum { LEAN = 0, E2M1_SAT = 1, E2M1_SR8 = 2, E2M3_SAT = 3, E2M1_PAIR = 4, E2M1_PAIR_SR8 = 5, E8M0_X4 = 6 };
+enum { LEAN = 0, E2M1_SAT = 1, E2M1_SR8 = 2, E2M3_SAT = 3, E2M1_PAIR = 4, E2M1_PAIR_SR8 = 5, E8M0_X4 = 6, E2M1_PAIR_RO = 7 };
 
 /* The E8M0 form (fpsim_e8m0_rne_x4) takes magnitudes from 0x00800000 to 0x7F3FFFFF; lane 0 holds
  * the swept input, lanes 1-3 partners in that range with signs of their own. */
@@ -89,7 +90,8 @@ template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
             const uint32_t x = (uint32_t)(x0 + i);
             if (FORM != LEAN && (x & 0x7FFFFFFFu) > 0x7F800000u) continue;
             if (FORM == E2M3_SAT && c->fast == 1 && (x & 0x7FFFFFFFu) > 0x40F00000u) continue; /* |x| > 7.5 */
-            if ((FORM == E2M1_PAIR || FORM == E2M1_PAIR_SR8) && (x & 0x7FFFFFFFu) >= 0x46000000u) continue;
+            if ((FORM == E2M1_PAIR || FORM == E2M1_PAIR_SR8 || FORM == E2M1_PAIR_RO) && (x & 0x7FFFFFFFu) >= 0x46000000u)
+                continue;
             if (FORM == E8M0_X4) {
                 if ((x & 0x7FFFFFFFu) < 0x00800000u || (x & 0x7FFFFFFFu) > 0x7F3FFFFFu) continue;
                 const uint32_t in[4] = {x, e8m0_partner(x, 1), e8m0_partner(x, 2), e8m0_partner(x, 3)};
@@ -99,8 +101,9 @@ template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
                     if (((got >> (8 * l)) & 0xFFu) != fpsim_round_f32(in[l], &c->spec, 0) && !bad++) first = x;
                 continue;
             }
-            if (FORM == E2M1_PAIR) {
-                const uint32_t y = pair_partner(x), got = fpsim_e2m1x2_rne_sat_small(x, y);
+            if (FORM == E2M1_PAIR || FORM == E2M1_PAIR_RO) {
+                const uint32_t y = pair_partner(x),
+                               got = FORM == E2M1_PAIR ? fpsim_e2m1x2_rne_sat_small(x, y) : fpsim_e2m1x2_rne_sat_ro(x, y);
                 if ((got & 0xFFFFu) != fpsim_round_f32(x, &c->spec, 0) || (got >> 16) != fpsim_e2m1_rne_sat(y))
                     if (!bad++) first = x;
                 continue;
@@ -155,7 +158,7 @@ template <int F, int FORM> static int check_format(int *specs, const char *only)
             continue; /* not the short form's */
         if (FORM != LEAN && FORM != E2M3_SAT && FORM != E8M0_X4 && !e2m1_sat_spec(&c.spec)) continue;
         /* the paired forms use no policy field: one saturating spec is enough */
-        if ((FORM == E2M1_PAIR || FORM == E2M1_PAIR_SR8) && paired_done++) continue;
+        if ((FORM == E2M1_PAIR || FORM == E2M1_PAIR_SR8 || FORM == E2M1_PAIR_RO) && paired_done++) continue;
         c.fast = FORM == E2M3_SAT ? e2m3_fast_spec(&c.spec) : 0;
         if (FORM == E2M3_SAT && !c.fast) continue;
         fpsim_parallel_for(64, 1, sweep<F, FORM>, &c, 0);
@@ -171,10 +174,12 @@ template <int F, int FORM> static int check_format(int *specs, const char *only)
                : FORM == E2M3_SAT ? (c.fast == 2 ? "e2m3_rne_sat, every non-NaN input" : "e2m3_rne_sat, |x| <= 7.5")
                : FORM == E2M1_SR8 ? "e2m1_sr8_sat, every non-NaN input x 3 bytes"
                : FORM == E2M1_PAIR ? "e2m1x2_rne_sat_small, every |x| < 2^13, both lanes"
+               : FORM == E2M1_PAIR_RO ? "e2m1x2_rne_sat_ro (bf16 round-to-odd), every |x| < 2^13, both lanes"
                : FORM == E8M0_X4   ? "e8m0_rne_x4, every normal |x| below 0x7F400000, 4 lanes"
                                    : "e2m1x2_sr8_sat_small, every |x| < 2^13 x 3 bytes, both lanes",
                bad);
-        if (bad && FORM != E2M1_SR8 && FORM != E2M1_PAIR && FORM != E2M1_PAIR_SR8 && FORM != E8M0_X4)
+        if (bad && FORM != E2M1_SR8 && FORM != E2M1_PAIR && FORM != E2M1_PAIR_SR8 && FORM != E2M1_PAIR_RO &&
+            FORM != E8M0_X4)
             printf(" (first: 0x%08x core 0x%x short 0x%x)", first, fpsim_round_f32(first, &c.spec, 0),
                    FORM == LEAN       ? fpsim_round_f32_rne_lean<LEAN_F<F>::value>(first, c.spec)
                    : FORM == E2M3_SAT ? fpsim_e2m3_rne_sat(first)
@@ -260,7 +265,7 @@ template <int F> static int check_bf16_pairs(int *specs, const char *only)
     return 1;
 }
 
-/* argv[1] (optional): one format name, e.g. e2m3, or bf16-pairs for those forms alone. */
+/* argv[1] (optional): one format name, e.g. e2m3; bf16-pairs or e2m1-ro for those forms alone. */
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
@@ -270,6 +275,11 @@ int main(int argc, char **argv)
         failed += check_bf16_pairs<FPSIM_E2M3>(&specs, NULL);
         printf("%d specs, %d with mismatches\n", specs, failed);
         return failed ? 1 : 0;
+    }
+    if (only && !strcmp(only, "e2m1-ro")) {
+        failed += check_format<FPSIM_E2M1, E2M1_PAIR_RO>(&specs, NULL);
+        printf("%d specs, %d with mismatches\n", specs, failed);
+        return failed || !specs ? 1 : 0;
     }
     failed += check_format<FPSIM_E4M3, LEAN>(&specs, only);
     failed += check_format<FPSIM_E5M2, LEAN>(&specs, only);
@@ -281,6 +291,7 @@ int main(int argc, char **argv)
     failed += check_format<FPSIM_E2M3, E2M3_SAT>(&specs, only);
     failed += check_format<FPSIM_E2M1, E2M1_PAIR>(&specs, only);
     failed += check_format<FPSIM_E2M1, E2M1_PAIR_SR8>(&specs, only);
+    failed += check_format<FPSIM_E2M1, E2M1_PAIR_RO>(&specs, only);
     failed += check_bf16_pairs<FPSIM_E2M1>(&specs, only);
     failed += check_bf16_pairs<FPSIM_E2M3>(&specs, only);
     failed += check_format<FPSIM_E8M0, E8M0_X4>(&specs, only);

@@ -370,7 +370,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                     eb.w[i] = w[i];
                 eb.hi = (j & 1) ? 0xFFFFu : 0u;
                 eb.words_paired = 0;
-            } else if constexpr (MMA) { /* column 4 cg + j's 16 outputs: two 16-byte reads of the rotated tile */
+            } else if constexpr (MMA) {
+                /* column 4 cg + j's 16 outputs: two 16-byte reads of the rotated tile */
                 uint4 lo, hi;
                 asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                              : "=r"(lo.x), "=r"(lo.y), "=r"(lo.z), "=r"(lo.w)
@@ -400,7 +401,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             if (a.amax_only) { /* the pass before: the tensor amax of the stored (post-RHT) operand */
 #pragma unroll
                 for (int i = 0; i < 16; i++)
-                    amax_only_max = max(amax_only_max, abs_bits(PAIRS ? elem_f32(eb, i) : v[i], a.nan_ignore));
+                    amax_only_max =
+                        max(amax_only_max, abs_bits(PAIRS ? elem_f32(eb, i) : v[i], a.nan_ignore));
                 continue;
             }
             /* max of |x| bits (NaN above Inf) */
@@ -420,11 +422,11 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             uint8_t *dst = a.codes + (size_t)srow * a.code_stride + (FP4 ? r0 / 2 : r0);
             v7_tile tc;
             if constexpr (PAIRS)
-                tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, eb, raw, tv, te_mul, elem_max, f, tile_mask,
-                                                                 tab);
+                tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, eb, raw, tv, te_mul, elem_max, f,
+                                                                 tile_mask, tab);
             else
-                tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f, tile_mask,
-                                                                 tab);
+                tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f,
+                                                                 tile_mask, tab);
             const tile_scale &ts = tc.ts;
             const uint32_t am = tc.am;
             store_tile16<F>(a, tc, dst);

@@ -920,15 +920,16 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
      * chunks, sm_89+ (the scale's cvt), a fast mode other than FAST_NEVER (as v7). */
     block_tiles16_fast_kernel_fn fast9 = NULL;
 #if FPSIM_GPU_TILES16_V9
-    if (o.axis == FPSIM_AXIS_ROWS && s->kind == FPSIM_KIND_NVFP4 && s->chain == FPSIM_NVFP4_TE && g.TR == 16 &&
-        g.TC == 16 && !a.sr && !a.rht && a.es.round == FPSIM_RNE && a.es.format == FPSIM_E2M1 &&
+    if (o.axis == FPSIM_AXIS_ROWS && s->kind == FPSIM_KIND_NVFP4 && s->chain == FPSIM_NVFP4_TE &&
+        g.TR == 16 && g.TC == 16 && !a.sr && !a.rht && a.es.round == FPSIM_RNE && a.es.format == FPSIM_E2M1 &&
         a.fast_mode != FAST_NEVER && fpsim_gpu_hw_cvt_available() && rows % 16 == 0 && cols % 64 == 0 &&
         n < ((size_t)1 << 31))
         fast9 = block_tiles16_fast_pick(a.bf16, cols);
 #endif
     if (fast9) {
-        int per_sm = 0; /* one wave of CTAs, grid-stride over the 16 x 64 chunks inside */
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast9, 256, 0) != cudaSuccess || per_sm < 1)
+        int per_sm = 0; /* one wave of CTAs, grid-stride over the 16 x 64 (128) chunks inside */
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast9, 256, 0) != cudaSuccess ||
+            per_sm < 1)
             per_sm = 3;
         const size_t nb = cdiv((rows / 16) * (cols / (block_tiles16_wide(a.bf16, cols) ? 128 : 64)), 8);
         const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;

@@ -251,9 +251,9 @@ struct v7_tile {
     uint32_t c[4], sat, am;
 };
 template <int KIND, int F, int BF16, int SR, int O0, int O1, class E>
-__device__ __forceinline__ v7_tile code_tile16(const qargs &a, const E &e, uint32_t raw,
-                                               const float (&tv)[6], float te_mul, float elem_max, uint32_t f,
-                                               uint32_t tile_mask, const float4 *tab, uint32_t am_more = 0)
+__device__ __forceinline__ v7_tile code_tile16(const qargs &a, const E &e, uint32_t raw, const float (&tv)[6],
+                                               float te_mul, float elem_max, uint32_t f, uint32_t tile_mask,
+                                               const float4 *tab, uint32_t am_more = 0)
 {
     v7_tile out;
     int plain = 1;

@@ -119,8 +119,8 @@ __global__ void __launch_bounds__(256, TW == 8 ? 2 : FPSIM_GPU_V7_MIN_BLOCKS)
 #pragma unroll
             for (int k = 0; k < W; k++)
                 widen_word<BF16>(w[g][k], e.v + (BF16 ? 8 : 4) * k);
-            const v7_tile tc = code_tile16<KIND, F, BF16, 0, TW, 32>(a, e, raw, tv, te_mul, elem_max, 0u, tile_mask,
-                                                                     tab, am_more);
+            const v7_tile tc = code_tile16<KIND, F, BF16, 0, TW, 32>(a, e, raw, tv, te_mul, elem_max, 0u,
+                                                                     tile_mask, tab, am_more);
             store_tile16<F>(a, tc, a.codes + (size_t)row * a.code_stride + tile_col * 8u);
             if (a.want_cublas) a.cub8[swizzle128x4(row, tile_col, a.cublas_cols)] = (uint8_t)tc.ts.code;
             if (g != 0 || r != 0) continue;

@@ -83,7 +83,8 @@ __device__ __forceinline__ int tile_is_fast(int mode, uint32_t raw, int plain, f
  * 4 k + 3 and 4 k + 19: two PRMTs gather the sign bytes (1 and 3) of pairs 0 and 2, replicated,
  * and of pairs 1 and 3, as they are, so that masks 0x08080808 and 0x80808080 leave exactly those
  * bits (run 71; a shift and a mask per pair before). */
-__device__ __forceinline__ uint32_t e2m1_word_of_pairs(const uint32_t (&u)[4], const uint32_t (&sgn)[4], uint32_t s1)
+__device__ __forceinline__ uint32_t e2m1_word_of_pairs(const uint32_t (&u)[4], const uint32_t (&sgn)[4],
+                                                       uint32_t s1)
 {
     typedef fpsim_e2mx_bf16_consts<FPSIM_E2M1> K;
     uint32_t sum = 0;
@@ -206,7 +207,8 @@ __device__ __forceinline__ void fast_codes_bf16_pow2(const bf16_elems<N> &e, uin
     } else {
 #pragma unroll
         for (int q = 0; q < N / 4; q++) {
-            const uint32_t ulo = bf16_elem_pair(e, 4 * q, 4 * q + 1), uhi = bf16_elem_pair(e, 4 * q + 2, 4 * q + 3);
+            const uint32_t ulo = bf16_elem_pair(e, 4 * q, 4 * q + 1),
+                           uhi = bf16_elem_pair(e, 4 * q + 2, 4 * q + 3);
             const uint32_t w = __byte_perm(fpsim_e2mx_bf16x2_biased<F>(ulo, s1),
                                            fpsim_e2mx_bf16x2_biased<F>(uhi, s1), 0x6420u),
                            sign = fpsim_sign_bf16x4_bytes(ulo, uhi);

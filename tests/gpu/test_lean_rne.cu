@@ -35,7 +35,16 @@ struct lean_ctx {
 
 /* The E2M1 saturating form (fpsim_e2m1_rne_sat), compared on non-NaN inputs only; the E2M3 one
  * (fpsim_e2m3_rne_sat) on the inputs the kernels give it (e2m3_fast_inputs). */
-enum { LEAN = 0, E2M1_SAT = 1, E2M1_SR8 = 2, E2M3_SAT = 3, E2M1_PAIR = 4, E2M1_PAIR_SR8 = 5, E8M0_X4 = 6, E2M1_PAIR_RO = 7 };
+enum {
+    LEAN = 0,
+    E2M1_SAT = 1,
+    E2M1_SR8 = 2,
+    E2M3_SAT = 3,
+    E2M1_PAIR = 4,
+    E2M1_PAIR_SR8 = 5,
+    E8M0_X4 = 6,
+    E2M1_PAIR_RO = 7
+};
 
 /* The E8M0 form (fpsim_e8m0_rne_x4) takes magnitudes from 0x00800000 to 0x7F3FFFFF; lane 0 holds
  * the swept input, lanes 1-3 partners in that range with signs of their own. */
@@ -90,7 +99,8 @@ template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
             const uint32_t x = (uint32_t)(x0 + i);
             if (FORM != LEAN && (x & 0x7FFFFFFFu) > 0x7F800000u) continue;
             if (FORM == E2M3_SAT && c->fast == 1 && (x & 0x7FFFFFFFu) > 0x40F00000u) continue; /* |x| > 7.5 */
-            if ((FORM == E2M1_PAIR || FORM == E2M1_PAIR_SR8 || FORM == E2M1_PAIR_RO) && (x & 0x7FFFFFFFu) >= 0x46000000u)
+            if ((FORM == E2M1_PAIR || FORM == E2M1_PAIR_SR8 || FORM == E2M1_PAIR_RO) &&
+                (x & 0x7FFFFFFFu) >= 0x46000000u)
                 continue;
             if (FORM == E8M0_X4) {
                 if ((x & 0x7FFFFFFFu) < 0x00800000u || (x & 0x7FFFFFFFu) > 0x7F3FFFFFu) continue;
@@ -102,8 +112,8 @@ template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
                 continue;
             }
             if (FORM == E2M1_PAIR || FORM == E2M1_PAIR_RO) {
-                const uint32_t y = pair_partner(x),
-                               got = FORM == E2M1_PAIR ? fpsim_e2m1x2_rne_sat_small(x, y) : fpsim_e2m1x2_rne_sat_ro(x, y);
+                const uint32_t y = pair_partner(x), got = FORM == E2M1_PAIR ? fpsim_e2m1x2_rne_sat_small(x, y)
+                                                                            : fpsim_e2m1x2_rne_sat_ro(x, y);
                 if ((got & 0xFFFFu) != fpsim_round_f32(x, &c->spec, 0) || (got >> 16) != fpsim_e2m1_rne_sat(y))
                     if (!bad++) first = x;
                 continue;
@@ -168,15 +178,17 @@ template <int F, int FORM> static int check_format(int *specs, const char *only)
             if (c.bad[b] && !bad) first = c.first[b];
             bad += c.bad[b];
         }
-        printf("%-6s %-14s %s, %llu mismatches", fpsim_format_get((fpsim_format_id)F)->name, fpsim_policy_name(p),
+        printf("%-6s %-14s %s, %llu mismatches", fpsim_format_get((fpsim_format_id)F)->name,
+               fpsim_policy_name(p),
                FORM == LEAN       ? "lean, 2^32 inputs"
                : FORM == E2M1_SAT ? "e2m1_rne_sat, every non-NaN input"
-               : FORM == E2M3_SAT ? (c.fast == 2 ? "e2m3_rne_sat, every non-NaN input" : "e2m3_rne_sat, |x| <= 7.5")
-               : FORM == E2M1_SR8 ? "e2m1_sr8_sat, every non-NaN input x 3 bytes"
-               : FORM == E2M1_PAIR ? "e2m1x2_rne_sat_small, every |x| < 2^13, both lanes"
+               : FORM == E2M3_SAT
+                   ? (c.fast == 2 ? "e2m3_rne_sat, every non-NaN input" : "e2m3_rne_sat, |x| <= 7.5")
+               : FORM == E2M1_SR8     ? "e2m1_sr8_sat, every non-NaN input x 3 bytes"
+               : FORM == E2M1_PAIR    ? "e2m1x2_rne_sat_small, every |x| < 2^13, both lanes"
                : FORM == E2M1_PAIR_RO ? "e2m1x2_rne_sat_ro (bf16 round-to-odd), every |x| < 2^13, both lanes"
-               : FORM == E8M0_X4   ? "e8m0_rne_x4, every normal |x| below 0x7F400000, 4 lanes"
-                                   : "e2m1x2_sr8_sat_small, every |x| < 2^13 x 3 bytes, both lanes",
+               : FORM == E8M0_X4      ? "e8m0_rne_x4, every normal |x| below 0x7F400000, 4 lanes"
+                                      : "e2m1x2_sr8_sat_small, every |x| < 2^13 x 3 bytes, both lanes",
                bad);
         if (bad && FORM != E2M1_SR8 && FORM != E2M1_PAIR && FORM != E2M1_PAIR_SR8 && FORM != E2M1_PAIR_RO &&
             FORM != E8M0_X4)

@@ -523,6 +523,18 @@ template <int BF16> __global__ void amax_kernel(uint32_t *out, const void *x, si
 size_t cdiv(size_t a, size_t b) { return (a + b - 1) / b; }
 size_t round_up(size_t a, size_t b) { return cdiv(a, b) * b; }
 
+/* CTAs for a grid-stride kernel with nb CTAs' worth of work: nb, but at most one wave (the SMs
+ * times the CTAs of `threads` threads that fit on one, or `fallback` per SM when the occupancy
+ * query fails). */
+template <class K> unsigned one_wave_ctas(K kernel, unsigned threads, size_t nb, int fallback)
+{
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, (int)threads, 0) != cudaSuccess || per_sm < 1)
+        per_sm = fallback;
+    const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
+    return (unsigned)(nb < cap ? nb : cap);
+}
+
 /* The element cast policy: the scheme's cast= or the emulated library's (the CPU driver's
  * choice in formats/block_quantize.c, restated). */
 const char *default_elem_cast(const fpsim_scheme *s)
@@ -806,13 +818,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         const size_t rin = g.TC > 32 ? (size_t)g.TC : 32, cin = 2048 / rin;
         if (rows % rin == 0 && cols % cin == 0 && !a.rhtmma) /* v5 has only the exact RHT */
             fast_cols = block_cols_kernel_pick(&a.es, s->kind, g.TC, a.sr, a.rht, a.bf16);
-        int per_sm = 0;
-        if (fast_cols &&
-            (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_cols, 256, 0) != cudaSuccess || per_sm < 1))
-            per_sm = 2;
-        const size_t nblk = (rows / rin) * (cols / cin);
-        const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
-        cols_blocks = (unsigned)(nblk < cap ? nblk : cap);
+        if (fast_cols) cols_blocks = one_wave_ctas(fast_cols, 256, (rows / rin) * (cols / cin), 2);
     }
 
     /* Kernel v8 for columnwise 1 x TC tiles of the kinds' usual widths, in whole warp tiles
@@ -906,13 +912,9 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         if (usual_tc) fast7 = block_rows_fast_pick(s->kind, a.es.format, a.bf16, a.sr);
     }
 #endif
-    if (fast7) {
-        int per_sm = 0; /* one wave of CTAs, grid-stride inside */
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast7, 256, 0) != cudaSuccess || per_sm < 1)
-            per_sm = 4;
-        const size_t span = a.bf16 ? 1024 : 512, nb = cdiv(cdiv(n, span), 8);
-        const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
-        fast7<<<(unsigned)(nb < cap ? nb : cap), 256, 0, cs>>>(a, (uint32_t)n, (uint32_t)cols);
+    if (fast7) { /* one wave of CTAs of 8 warps, grid-stride over the warp chunks inside */
+        const size_t span = a.bf16 ? 1024 : 512;
+        fast7<<<one_wave_ctas(fast7, 256, cdiv(cdiv(n, span), 8), 4), 256, 0, cs>>>(a, (uint32_t)n, (uint32_t)cols);
         FPSIM_CUDA_LAUNCHED("block_rows_fast_kernel");
         return FPSIM_OK;
     }
@@ -926,14 +928,9 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         n < ((size_t)1 << 31))
         fast9 = block_tiles16_fast_pick(a.bf16, cols);
 #endif
-    if (fast9) {
-        int per_sm = 0; /* one wave of CTAs, grid-stride over the 16 x 64 (128) chunks inside */
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast9, 256, 0) != cudaSuccess ||
-            per_sm < 1)
-            per_sm = 3;
-        const size_t nb = cdiv((rows / 16) * (cols / (block_tiles16_wide(a.bf16, cols) ? 128 : 64)), 8);
-        const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
-        fast9<<<(unsigned)(nb < cap ? nb : cap), 256, 0, cs>>>(a, (uint32_t)rows, (uint32_t)cols);
+    if (fast9) { /* one wave of CTAs of 8 warps, grid-stride over the 16-row chunks inside */
+        const size_t nb = cdiv((rows / 16) * (cols / block_tiles16_chunk_cols(a.bf16, cols)), 8);
+        fast9<<<one_wave_ctas(fast9, 256, nb, 3), 256, 0, cs>>>(a, (uint32_t)rows, (uint32_t)cols);
         FPSIM_CUDA_LAUNCHED("block_tiles16_fast_kernel");
         return FPSIM_OK;
     }
@@ -947,14 +944,11 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
                                              block_tiles_region_width(g.TR, a.bf16, cols) != 128);
 #endif
     if (fast_tiles) {
-        int per_sm = 0; /* one wave of CTAs, grid-stride over the T x 128 regions inside */
+        /* one wave of CTAs, grid-stride over the T x 128 regions inside */
         const unsigned tthreads = block_tiles_kernel_threads(g.TR);
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_tiles, (int)tthreads, 0) != cudaSuccess ||
-            per_sm < 1)
-            per_sm = 1;
         const size_t nreg = (rows / (size_t)g.TR) * (cols / block_tiles_region_width(g.TR, a.bf16, cols));
-        const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
-        fast_tiles<<<(unsigned)(nreg < cap ? nreg : cap), tthreads, 0, cs>>>(a, (uint32_t)rows, (uint32_t)cols);
+        fast_tiles<<<one_wave_ctas(fast_tiles, tthreads, nreg, 1), tthreads, 0, cs>>>(a, (uint32_t)rows,
+                                                                                     (uint32_t)cols);
         FPSIM_CUDA_LAUNCHED("block_tiles_kernel");
         return FPSIM_OK;
     }
@@ -969,13 +963,9 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         return FPSIM_OK;
     }
     if (fast) {
-        size_t warps = cdiv(n, 32 * V);
-        int per_sm = 0; /* as many CTAs as fit at once: one wave, grid-stride inside */
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast, 256, 0) != cudaSuccess || per_sm < 1)
-            per_sm = 4;
-        size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
-        size_t nb = cdiv(warps, 8);
-        fast<<<(unsigned)(nb < cap ? nb : cap), 256, 0, cs>>>(a, (uint32_t)n, (uint32_t)cols, tc);
+        /* as many CTAs as fit at once: one wave, grid-stride inside */
+        fast<<<one_wave_ctas(fast, 256, cdiv(cdiv(n, 32 * V), 8), 4), 256, 0, cs>>>(a, (uint32_t)n, (uint32_t)cols,
+                                                                                 tc);
         FPSIM_CUDA_LAUNCHED("block_rows_kernel");
         return FPSIM_OK;
     }

@@ -135,19 +135,19 @@ __global__ void __launch_bounds__(256, TW == 8 ? 2 : FPSIM_GPU_V7_MIN_BLOCKS)
 
 typedef void (*block_tiles16_fast_kernel_fn)(qargs, uint32_t, uint32_t);
 
-/* Whether kernel v9 takes 16 x 128 chunks: bf16 inputs (float32 ones would hold 64 registers of
- * loads and spill) whose columns allow it, under FPSIM_GPU_V9_WIDE. */
-inline int block_tiles16_wide(int bf16, size_t cols)
+/* Columns of kernel v9's chunks: 128 for bf16 inputs whose columns allow it, under
+ * FPSIM_GPU_V9_WIDE (float32 ones would hold 64 registers of loads and spill), else 64. */
+inline size_t block_tiles16_chunk_cols(int bf16, size_t cols)
 {
-    return FPSIM_GPU_V9_WIDE && bf16 && cols % 128 == 0;
+    return FPSIM_GPU_V9_WIDE && bf16 && cols % 128 == 0 ? 128 : 64;
 }
 
-/* Kernel v9 for the input type and the chunk width of block_tiles16_wide. The host has checked:
- * rowwise NVFP4 16 x 16 tiles, TE chain, nearest-even, no RHT, rows % 16 == 0, cols % 64 == 0,
- * fewer than 2^31 elements, sm_89+, and a fast mode other than FAST_NEVER. */
+/* Kernel v9 for the input type and the chunk width of block_tiles16_chunk_cols. The host has
+ * checked: rowwise NVFP4 16 x 16 tiles, TE chain, nearest-even, no RHT, rows % 16 == 0,
+ * cols % 64 == 0, fewer than 2^31 elements, sm_89+, and a fast mode other than FAST_NEVER. */
 inline block_tiles16_fast_kernel_fn block_tiles16_fast_pick(int bf16, size_t cols)
 {
-    if (block_tiles16_wide(bf16, cols)) return block_tiles16_fast_kernel<1, 8>;
+    if (block_tiles16_chunk_cols(bf16, cols) == 128) return block_tiles16_fast_kernel<1, 8>;
     return bf16 ? block_tiles16_fast_kernel<1, 4> : block_tiles16_fast_kernel<0, 4>;
 }
 

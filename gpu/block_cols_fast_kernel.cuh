@@ -71,6 +71,31 @@ constexpr uint32_t COLS_V8_STAGES = FPSIM_GPU_COLS_V8_STAGES;
  * rule (rhtsum=mma), for which the kernel issues the MMA itself (rht_mma_warp below). */
 enum { COLS_V8_RHT_NONE = 0, COLS_V8_RHT_EXACT = 1, COLS_V8_RHT_MMA = 2 };
 
+/* Tile rows kernel v8 takes together (its tile order, in the kernel; powers of two, 1 = row by
+ * row): GROUP where the codes are at most a quarter of the bytes read (E2M1 codes, float32
+ * inputs), GROUP_WIDE_CODES where they are half (one-byte codes of bf16 inputs). Run 83 on 16384 x
+ * 16384 bf16 (gpu/results/run83-group-sweep.txt), in % of copy:
+ *   tile rows together      1      8      32       128 (whole columns of tiles)
+ *   NVFP4 cols             72     78      77        77
+ *   MXFP4 cols             76     81      80        80
+ *   MXFP8 / block FP8 cols 83     84      84-85     86-88
+ * Longer runs per stored row pay where the codes are a large part of the traffic; where they are
+ * not, the reads' shorter runs per row cost more. Float32 inputs follow the rule unmeasured. The
+ * RHT kernels keep the row-by-row order: under rhtsum=mma 8 measured 1.2 points slower (run 84:
+ * RHT 63 -> 62%, SR+RHT 44.3 -> 43.1%), and the exact-RHT kernels, bound by their arithmetic,
+ * measured the same either way. */
+#ifndef FPSIM_GPU_COLS_V8_GROUP
+#define FPSIM_GPU_COLS_V8_GROUP 8
+#endif
+#ifndef FPSIM_GPU_COLS_V8_GROUP_WIDE_CODES
+#define FPSIM_GPU_COLS_V8_GROUP_WIDE_CODES 128
+#endif
+inline uint32_t block_cols_fast_group(int format, int bf16, int rht)
+{
+    if (rht) return 1;
+    return format != FPSIM_E2M1 && bf16 ? FPSIM_GPU_COLS_V8_GROUP_WIDE_CODES : FPSIM_GPU_COLS_V8_GROUP;
+}
+
 /* rhtsum=mma: a warp's rotated 128 x 16 tile, BF16, one 512-byte run per row group (row group rg,
  * its 16 columns c, 32 bytes each: 16 outputs). */
 constexpr uint32_t COLS_V8_MMA_WARP_BYTES = 8u * 512u;
@@ -265,20 +290,37 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
      * (the tile is not read by columns from the staging buffer then). */
     const uint32_t dst0 = my_row * COLS_V8_ROW_BYTES + (MMA ? (my_piece ^ (my_row % 8u)) : my_piece) * 16u;
     const size_t src0 = (size_t)my_row * row_bytes + my_piece * 16u, src_step = 16u * row_bytes;
-    /* A tile index t as its row and column of CTA tiles (t / tcols, t % tcols), stepped by
-     * gridDim.x without dividing: the two divisions by the run-time tcols that each pass did
-     * cost about 40 of a thread's instructions per 64 elements (run 47's profile). */
+    /* The order of the CTA tiles: bands of K tile rows (K = a.v8_group, block_cols_fast_group, or
+     * the largest power of two dividing the tile rows if smaller), each band taken column by
+     * column, K tiles down each column: tile t is tile row (t / K / tcols) * K + t % K, tile column
+     * (t / K) % tcols. The CTAs at work at one time then cover K tile rows of fewer columns, and
+     * each stored row (a column of x) receives K runs of codes side by side instead of one (run
+     * 82: the columnwise NVFP4 kernel ran at 72% of copy on 16384 x 16384, at 77% on 262144 x
+     * 1024, whose CTAs at work cover 33 tile rows; run 83 measured K). K = 1 is the row-by-row
+     * order of runs 19-82. The position is stepped by gridDim.x without dividing: the two
+     * divisions by the run-time tcols that each pass did cost about 40 of a thread's instructions
+     * per 64 elements (run 47's profile). */
     struct tile_pos {
-        uint32_t row, col;
+        uint32_t row, col, grp, k; /* row = grp * K + k */
     };
-    const uint32_t trows = rows / WROWS, step_row = gridDim.x / tcols, step_col = gridDim.x % tcols;
+    const uint32_t trows = rows / WROWS;
+    /* the RHT kernels keep the row-by-row order compiled in (run 85: with the run-time order at
+     * K = 1 the rhtsum=mma kernels measured a point slower than before) */
+    const uint32_t K = RHT ? 1u : min(a.v8_group, trows & (0u - trows)),
+                   kshift = RHT ? 0u : (uint32_t)__ffs((int)K) - 1u;
+    const uint32_t dk = gridDim.x & (K - 1u), du = gridDim.x >> kshift;
+    const uint32_t step_grp = du / tcols, step_col = du % tcols;
     auto advance = [&](tile_pos &p) {
-        p.row += step_row;
-        p.col += step_col;
+        p.k += dk;
+        const uint32_t carry = p.k >= K;
+        p.k -= carry ? K : 0u;
+        p.grp += step_grp;
+        p.col += step_col + carry;
         if (p.col >= tcols) {
             p.col -= tcols;
-            p.row++;
+            p.grp++;
         }
+        p.row = (p.grp << kshift) + p.k;
     };
     auto stage_tile = [&](const tile_pos &p, uint32_t buf) {
         if (p.row < trows) {
@@ -309,7 +351,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     /* the first STAGES - 1 tiles start loading; each pass starts the tile STAGES - 1 passes ahead
      * in the buffer the pass before read (the pass's last barrier has let every lane leave it),
      * then waits for its own tile (at most STAGES - 1 newer groups pending) */
-    tile_pos cur = {blockIdx.x / tcols, blockIdx.x % tcols}, ahead = cur;
+    const uint32_t u0 = blockIdx.x >> kshift, k0 = blockIdx.x & (K - 1u);
+    tile_pos cur = {((u0 / tcols) << kshift) + k0, u0 % tcols, u0 / tcols, k0}, ahead = cur;
 #pragma unroll
     for (uint32_t s = 0; s + 1u < COLS_V8_STAGES; s++) {
         stage_tile(ahead, s);

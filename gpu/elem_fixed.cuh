@@ -290,46 +290,48 @@ __host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_rne_sat_small(uint32_t
 }
 
 /* E2M1 stochastic rounding with 8 random bits of two NON-NaN float32 a and b with |a|, |b| < 2^13
- * under a saturating policy: fpsim_e2m1_sr8_sat's codes, paired as above. ka, kb: the float
- * 2^23 + byte (bits 0x4B000000 | byte), byte = the element's random byte. With t = |x| and
- * u = byte / 256, the core's code is floor(2t + u) on [0, 2) (quanta of 0.5, subnormals alike),
- * floor(t + u) + 2 on [2, 4) and floor(t/2 + u) + 4 above, 7 at most: the smallest of the three
- * (as the nearest-even candidates: 2t <= t + 2 <= t/2 + 4 up to t = 2, the reverse past 2 and
- * 4, and floor(z + u) is monotone in z). Each is floor((2^k t + byte) / 256) + OFF, k = 9, 8, 7,
- * OFF = 0, 2, 4, by two sums rounded toward zero: RZ(2^k t + 2^23 + byte) = 2^23 + floor(2^k t)
- * + byte (ulp 1 there, one rounding in the FMA; 2^k t < 2^22), then adding 2^31 - 2^23 + 256 OFF
- * (at most 23 significant bits, exact) lands in [2^31, 2^32), whose ulp is 256, so the RZ sum's
- * bits minus 2^31's are floor((floor(2^k t) + byte) / 256) + OFF = floor(2^k t / 256 + u) + OFF.
- * The host build computes the same sums and must run with the rounding mode set to toward-zero
- * (fesetround(FE_TOWARDZERO); 2^k t is exact in any mode). */
+ * under a saturating policy: fpsim_e2m1_sr8_sat's codes, a's in bits 0..3 and b's in bits 16..19
+ * (0 elsewhere). ka, kb: the float 2^23 + byte (bits 0x4B000000 | byte), byte = the element's
+ * random byte. Two candidates per element, one of them from the float's bits (until run 91 three,
+ * floor(2t + u), floor(t + u) + 2 and floor(t/2 + u) + 4, took two FP32 sums each). With t = |x|
+ * and u = byte / 256:
+ *  - A = floor(2t + u), the core's code on [0, 2): RZ(512 t + 2^23 + byte) = 2^23 + floor(512 t)
+ *    + byte (ulp 1 there, one rounding in the FMA; 512 t + byte < 2^23), so bits 8..23 of its
+ *    float hold floor((floor(512 t) + byte) / 256) = floor(2t + u) (bit 23, the exponent's
+ *    lowest, is 0);
+ *  - B = the core's code for t >= 1 (fpsim_e2m1_sr8_sat's mag_normal, (|x|bits + byte * 2^14 -
+ *    0x3F000000) >> 22, the carry running into the exponent), taken at m = max(t, 1): byte 3 of
+ *    4 (m - 0x3F000000) + byte * 2^16 (mod 2^32: 4 m + 2^26 + (ka << 16), as ka's other bits
+ *    shift out), the same sum times 4, below 128 for t < 2^13 (B <= 29), so its sign bit is 0;
+ *  - the code is min(A, B, 7): below 1, B = 2 >= A; from 1 on, A >= B (equal on [1, 2), and
+ *    2t >= t + 2 on [2, 4), 2t >= t / 2 + 4 on [4, 8), ...; floor(z + u) is monotone in z).
+ * One PRMT takes both A (bytes 1-2 of each FMA result), one both B (byte 3 of each word, over a
+ * byte of its sign bit replicated: 0), and one VIMNMX3.U16x2 the smallest of A, B and 7 for both
+ * elements. The host build computes the same operations and must run with the rounding mode set
+ * to toward-zero (fesetround(FE_TOWARDZERO); 512 t is exact in any mode). tests/gpu/test_lean_rne.cu
+ * compares both lanes with the core on every non-NaN input below 2^13 with three bytes each. */
 __host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_sr8_sat_small(uint32_t a, uint32_t b, uint32_t ka,
                                                                       uint32_t kb)
 {
-    /* 2^31 - 2^23 + 256 OFF */
-    constexpr float T1 = 2139095040.0f, T2 = 2139095552.0f, T3 = 2139096064.0f;
 #if defined(__CUDA_ARCH__)
     const float ta = fabsf(__uint_as_float(a)), tb = fabsf(__uint_as_float(b));
-    const float fa = __uint_as_float(ka), fb = __uint_as_float(kb);
-    const uint32_t p1 = fpsim_lo16_pair(__float_as_uint(__fadd_rz(__fmaf_rz(ta, 512.0f, fa), T1)),
-                                        __float_as_uint(__fadd_rz(__fmaf_rz(tb, 512.0f, fb), T1)));
-    const uint32_t p2 = fpsim_lo16_pair(__float_as_uint(__fadd_rz(__fmaf_rz(ta, 256.0f, fa), T2)),
-                                        __float_as_uint(__fadd_rz(__fmaf_rz(tb, 256.0f, fb), T2)));
-    const uint32_t p3 = fpsim_lo16_pair(__float_as_uint(__fadd_rz(__fmaf_rz(ta, 128.0f, fa), T3)),
-                                        __float_as_uint(__fadd_rz(__fmaf_rz(tb, 128.0f, fb), T3)));
+    const uint32_t aa = __float_as_uint(__fmaf_rz(ta, 512.0f, __uint_as_float(ka)));
+    const uint32_t ab = __float_as_uint(__fmaf_rz(tb, 512.0f, __uint_as_float(kb)));
+    const uint32_t ma = __float_as_uint(fmaxf(ta, 1.0f)), mb = __float_as_uint(fmaxf(tb, 1.0f));
 #else
-    const uint32_t aa = a & 0x7FFFFFFFu, ab = b & 0x7FFFFFFFu;
+    const uint32_t xa = a & 0x7FFFFFFFu, xb = b & 0x7FFFFFFFu;
     float ta, tb, fa, fb;
-    memcpy(&ta, &aa, 4);
-    memcpy(&tb, &ab, 4);
+    memcpy(&ta, &xa, 4);
+    memcpy(&tb, &xb, 4);
     memcpy(&fa, &ka, 4);
     memcpy(&fb, &kb, 4);
-    const float s[6] = {(ta * 512.0f + fa) + T1, (tb * 512.0f + fb) + T1, (ta * 256.0f + fa) + T2,
-                        (tb * 256.0f + fb) + T2, (ta * 128.0f + fa) + T3, (tb * 128.0f + fb) + T3};
-    uint32_t sb[6];
+    const float s[4] = {ta * 512.0f + fa, tb * 512.0f + fb, ta < 1.0f ? 1.0f : ta, tb < 1.0f ? 1.0f : tb};
+    uint32_t sb[4];
     memcpy(sb, s, sizeof sb);
-    const uint32_t p1 = fpsim_lo16_pair(sb[0], sb[1]), p2 = fpsim_lo16_pair(sb[2], sb[3]), p3 = fpsim_lo16_pair(sb[4], sb[5]);
+    const uint32_t aa = sb[0], ab = sb[1], ma = sb[2], mb = sb[3];
 #endif
-    const uint32_t m = fpsim_min_u16x2(fpsim_min3_u16x2(p1, p2, p3), 0x00070007u);
+    const uint32_t ba = ma * 4u + 0x04000000u + (ka << 16), bb = mb * 4u + 0x04000000u + (kb << 16);
+    const uint32_t m = fpsim_min3_u16x2(fpsim_prmt<0x6521u>(aa, ab), fpsim_prmt<0xF7B3u>(ba, bb), 0x00070007u);
     return m | (fpsim_sign_pair(a, b) & 0x00080008u);
 }
 

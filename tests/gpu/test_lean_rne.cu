@@ -277,7 +277,8 @@ template <int F> static int check_bf16_pairs(int *specs, const char *only)
     return 1;
 }
 
-/* argv[1] (optional): one format name, e.g. e2m3; bf16-pairs or e2m1-ro for those forms alone. */
+/* argv[1] (optional): one format name, e.g. e2m3; bf16-pairs, e2m1-ro or e2m1-sr for those forms
+ * alone. */
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
@@ -288,8 +289,11 @@ int main(int argc, char **argv)
         printf("%d specs, %d with mismatches\n", specs, failed);
         return failed ? 1 : 0;
     }
-    if (only && !strcmp(only, "e2m1-ro")) {
-        failed += check_format<FPSIM_E2M1, E2M1_PAIR_RO>(&specs, NULL);
+    if (only && (!strcmp(only, "e2m1-ro") || !strcmp(only, "e2m1-sr"))) {
+        if (!strcmp(only, "e2m1-ro"))
+            failed += check_format<FPSIM_E2M1, E2M1_PAIR_RO>(&specs, NULL);
+        else
+            failed += check_format<FPSIM_E2M1, E2M1_PAIR_SR8>(&specs, NULL);
         printf("%d specs, %d with mismatches\n", specs, failed);
         return failed || !specs ? 1 : 0;
     }

@@ -81,18 +81,17 @@ enum { COLS_V8_RHT_NONE = 0, COLS_V8_RHT_EXACT = 1, COLS_V8_RHT_MMA = 2 };
  *   MXFP8 / block FP8 cols 83     84      84-85     86-88
  * Longer runs per stored row pay where the codes are a large part of the traffic; where they are
  * not, the reads' shorter runs per row cost more. Float32 inputs follow the rule unmeasured. The
- * RHT kernels keep the row-by-row order: under rhtsum=mma 8 measured 1.2 points slower (run 84:
- * RHT 63 -> 62%, SR+RHT 44.3 -> 43.1%), and the exact-RHT kernels, bound by their arithmetic,
- * measured the same either way. */
+ * RHT kernels ignore it and keep the row-by-row order compiled in: under rhtsum=mma 8 measured
+ * 1.2 points slower (run 84: RHT 63 -> 62%, SR+RHT 44.3 -> 43.1%), and the exact-RHT kernels,
+ * bound by their arithmetic, measured the same either way. */
 #ifndef FPSIM_GPU_COLS_V8_GROUP
 #define FPSIM_GPU_COLS_V8_GROUP 8
 #endif
 #ifndef FPSIM_GPU_COLS_V8_GROUP_WIDE_CODES
 #define FPSIM_GPU_COLS_V8_GROUP_WIDE_CODES 128
 #endif
-inline uint32_t block_cols_fast_group(int format, int bf16, int rht)
+inline uint32_t block_cols_fast_group(int format, int bf16)
 {
-    if (rht) return 1;
     return format != FPSIM_E2M1 && bf16 ? FPSIM_GPU_COLS_V8_GROUP_WIDE_CODES : FPSIM_GPU_COLS_V8_GROUP;
 }
 
@@ -304,8 +303,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         uint32_t row, col, grp, k; /* row = grp * K + k */
     };
     const uint32_t trows = rows / WROWS;
-    /* the RHT kernels keep the row-by-row order compiled in (run 85: with the run-time order at
-     * K = 1 the rhtsum=mma kernels measured a point slower than before) */
+    /* the RHT kernels keep the row-by-row order compiled in, whatever a.v8_group says (run 85:
+     * with the run-time order at K = 1 the rhtsum=mma kernels measured a point slower) */
     const uint32_t K = RHT ? 1u : min(a.v8_group, trows & (0u - trows)),
                    kshift = RHT ? 0u : (uint32_t)__ffs((int)K) - 1u;
     const uint32_t dk = gridDim.x & (K - 1u), du = gridDim.x >> kshift;

@@ -290,10 +290,8 @@ int main(int argc, char **argv)
         return failed ? 1 : 0;
     }
     if (only && (!strcmp(only, "e2m1-ro") || !strcmp(only, "e2m1-sr"))) {
-        if (!strcmp(only, "e2m1-ro"))
-            failed += check_format<FPSIM_E2M1, E2M1_PAIR_RO>(&specs, NULL);
-        else
-            failed += check_format<FPSIM_E2M1, E2M1_PAIR_SR8>(&specs, NULL);
+        failed += !strcmp(only, "e2m1-ro") ? check_format<FPSIM_E2M1, E2M1_PAIR_RO>(&specs, NULL)
+                                           : check_format<FPSIM_E2M1, E2M1_PAIR_SR8>(&specs, NULL);
         printf("%d specs, %d with mismatches\n", specs, failed);
         return failed || !specs ? 1 : 0;
     }

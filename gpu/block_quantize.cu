@@ -493,48 +493,8 @@ template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) blo
 #include "block_tiles16_fast_kernel.cuh"
 #include "block_stats.cuh"
 
-/* amax of |x|: per-thread max over a grid-stride loop, warp reduce, one atomicMax per warp. */
-template <int BF16> __global__ void amax_kernel(uint32_t *out, const void *x, size_t n, int nan_ignore)
-{
-    uint32_t m = 0;
-    size_t nv = BF16 ? n / 8 : n / 4;
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nv; i += stride) {
-        uint4 w = __ldcs(reinterpret_cast<const uint4 *>(x) + i);
-        const uint32_t *u = reinterpret_cast<const uint32_t *>(&w);
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            if (BF16) {
-                m = max(m, abs_bits(__uint_as_float(u[j] << 16), nan_ignore));
-                m = max(m, abs_bits(__uint_as_float(u[j] & 0xFFFF0000u), nan_ignore));
-            } else {
-                m = max(m, abs_bits(__uint_as_float(u[j]), nan_ignore));
-            }
-        }
-    }
-    for (size_t i = nv * (BF16 ? 8 : 4) + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += stride) {
-        float v = BF16 ? __uint_as_float((uint32_t) static_cast<const uint16_t *>(x)[i] << 16)
-                       : static_cast<const float *>(x)[i];
-        m = max(m, abs_bits(v, nan_ignore));
-    }
-    for (int o = 16; o; o >>= 1) m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
-    if ((threadIdx.x & 31) == 0) atomicMax(out, m);
-}
-
 size_t cdiv(size_t a, size_t b) { return (a + b - 1) / b; }
 size_t round_up(size_t a, size_t b) { return cdiv(a, b) * b; }
-
-/* CTAs for a grid-stride kernel with nb CTAs' worth of work: nb, but at most one wave (the SMs
- * times the CTAs of `threads` threads that fit on one, or `fallback` per SM when the occupancy
- * query fails). */
-template <class K> unsigned one_wave_ctas(K kernel, unsigned threads, size_t nb, int fallback)
-{
-    int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, (int)threads, 0) != cudaSuccess || per_sm < 1)
-        per_sm = fallback;
-    const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
-    return (unsigned)(nb < cap ? nb : cap);
-}
 
 /* The element cast policy: the scheme's cast= or the emulated library's (the CPU driver's
  * choice in formats/block_quantize.c, restated). */
@@ -698,24 +658,6 @@ extern "C" void fpsim_gpu_qbuf_free(fpsim_gpu_qbuf *b)
     fpsim_gpu_free(b->amax_bits);
     fpsim_gpu_free(b->counters);
     memset(b, 0, sizeof *b);
-}
-
-extern "C" fpsim_status fpsim_gpu_amax_dev(uint32_t *amax_bits_dev, const void *x, int x_is_bf16, size_t n,
-                                           int nan_policy, void *cuda_stream)
-{
-    fpsim_status st = fpsim_gpu_require();
-    if (st != FPSIM_OK) return st;
-    if (!fpsim_gpu_aligned16(x)) return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_amax_dev: input not 16-byte aligned");
-    cudaStream_t cs = static_cast<cudaStream_t>(cuda_stream);
-    FPSIM_CUDA_TRY(cudaMemsetAsync(amax_bits_dev, 0, sizeof(uint32_t), cs));
-    unsigned blocks = fpsim_gpu_blocks(n / 8 + 1, 256);
-    int ign = nan_policy == FPSIM_NAN_IGNORE ? 1 : nan_policy == 2 ? 2 : 0;
-    if (x_is_bf16)
-        amax_kernel<1><<<blocks, 256, 0, cs>>>(amax_bits_dev, x, n, ign);
-    else
-        amax_kernel<0><<<blocks, 256, 0, cs>>>(amax_bits_dev, x, n, ign);
-    FPSIM_CUDA_LAUNCHED("amax_kernel");
-    return FPSIM_OK;
 }
 
 /* The body of fpsim_gpu_block_quantize_dev; force_amax: compute the tensor amax even where the

@@ -39,9 +39,15 @@ fpsim_status fpsim_gpu_verify_elements(const fpsim_gpu_verify_opts *o, fpsim_gpu
                                        uint64_t *total_mismatches);
 
 /* Block quantizers: every scheme the GPU implements, on random tensors of odd and large shapes and
- * on adversarial tensors; codes, scales, cuBLAS-layout scales and per-tensor values compared. */
+ * on adversarial tensors; codes, scales, cuBLAS-layout scales and per-tensor values compared; then
+ * the tensor amax pass (fpsim_gpu_verify_amax). */
 fpsim_status fpsim_gpu_verify_blocks(const fpsim_gpu_verify_opts *o, fpsim_gpu_check_fn fn, void *ctx,
                                      uint64_t *total_mismatches);
+
+/* The tensor amax pass (fpsim_gpu_amax_dev) against a host loop: bf16 and float32, odd sizes and
+ * tensors of several chunks, NaN/Inf plantings, every NaN mode. Called by fpsim_gpu_verify_blocks. */
+fpsim_status fpsim_gpu_verify_amax(const fpsim_gpu_verify_opts *o, fpsim_gpu_check_fn fn, void *ctx,
+                                   uint64_t *total_mismatches);
 
 #ifdef __cplusplus
 }

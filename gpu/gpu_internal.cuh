@@ -41,6 +41,18 @@ static inline unsigned fpsim_gpu_blocks(size_t items, unsigned threads)
     return need ? (unsigned)need : 1u;
 }
 
+/* CTAs for a grid-stride kernel with nb CTAs' worth of work: nb, but at most one wave (the SMs
+ * times the CTAs of `threads` threads that fit on one, or `fallback` per SM when the occupancy
+ * query fails). */
+template <class K> static inline unsigned one_wave_ctas(K kernel, unsigned threads, size_t nb, int fallback)
+{
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, (int)threads, 0) != cudaSuccess || per_sm < 1)
+        per_sm = fallback;
+    const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
+    return (unsigned)(nb < cap ? nb : cap);
+}
+
 static inline int fpsim_gpu_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 #endif

@@ -425,5 +425,6 @@ fpsim_status fpsim_gpu_verify_blocks(const fpsim_gpu_verify_opts *o, fpsim_gpu_c
     }
     free(x);
     free(h);
+    if (st == FPSIM_OK) st = fpsim_gpu_verify_amax(o, fn, ctx, total_mismatches);
     return st;
 }

@@ -489,6 +489,7 @@ template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) blo
 #include "block_rows_fast_kernel.cuh"
 #include "block_cols_kernel.cuh"
 #include "block_cols_fast_kernel.cuh"
+#include "rht_amax_kernel.cuh"
 #include "block_tiles_kernel.cuh"
 #include "block_tiles16_fast_kernel.cuh"
 #include "block_stats.cuh"
@@ -813,7 +814,13 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
             qargs am = a;
             am.amax_only = 1;
             am.amax_out = out->amax_bits;
-            if (fast8)
+            if (o.axis == FPSIM_AXIS_COLS && a.rhtmma && rht_mma_amax_fits(rows, cols, a.bf16, x)) {
+                const size_t units = rows / RHT_AMAX_UNIT_ROWS * (cols / RHT_AMAX_UNIT_COLS);
+                const unsigned nb = one_wave_ctas(rht_mma_amax_kernel, RHT_AMAX_THREADS,
+                                                  (units + RHT_AMAX_THREADS / 32u - 1u) / (RHT_AMAX_THREADS / 32u), 8);
+                rht_mma_amax_kernel<<<nb, RHT_AMAX_THREADS, 0, cs>>>(static_cast<const uint16_t *>(x), (uint32_t)rows,
+                                                                     (uint32_t)cols, out->amax_bits, a.nan_ignore);
+            } else if (fast8)
                 fast8<<<blocks8, threads8, smem8, cs>>>(am, (uint32_t)rows, (uint32_t)cols);
             else if (fast_cols)
                 fast_cols<<<cols_blocks, 256, 0, cs>>>(am, (uint32_t)rows, (uint32_t)cols);

@@ -1,0 +1,89 @@
+/* rht_amax_kernel.cuh: the tensor amax pass of columnwise NVFP4 with the RHT under rhtsum=mma, for
+ * bf16 inputs: max |y| over every 16-row column vector y = RHT(x) as the quantizer stores it
+ * (mma.m16n8k16 in FP32, then cvt.rn.bf16x2), without the quantizer's staging. Included by
+ * block_quantize.cu after kernel v8, whose B operand (rht_mma_b) and instructions it shares.
+ *
+ * Why: the pass before ran kernel v8 itself with nothing but the max after its transform, and
+ * took as long as the RHT quantization (0.23 ms of the 0.59 ms end-to-end SR+RHT on 16384 x
+ * 16384, gpu/RESULTS.md run 101) while reading half the bytes: its shared-memory staging, barrier
+ * and ldmatrix/stmatrix round trip are there for the codes' layout, which the amax does not need.
+ *
+ * Exact by construction: each output of mma.m16n8k16 depends only on its row of A and its column
+ * of B, so the A operand is built straight from loaded words, its 16 rows m being 16 columns of x
+ * in any order, and the same instruction and the same conversion give the same BF16 bits as the
+ * quantizer's rht_mma_warp (verify compares the global amax with the CPU's model of the sum).
+ * A warp takes units of 16 rows x 64 columns: lane (g = lane / 4, q = lane % 4) loads 16 bytes
+ * (columns 8 g .. 8 g + 7) of rows 2q, 2q + 1, 2q + 8, 2q + 9 (per row, the 8 lanes of one q read
+ * 128 contiguous bytes). Word k of those (columns c = 8 g + 2 k, c + 1) gives four MMA blocks'
+ * A fragments: A row g is column c, row g + 8 is column c + 1, and A[m][k'] = x[k'][column m]:
+ *   a0 = (x[2q][c], x[2q+1][c])      a1 = (x[2q][c+1], x[2q+1][c+1])
+ *   a2 = (x[2q+8][c], x[2q+9][c])    a3 = (x[2q+8][c+1], x[2q+9][c+1])
+ * (mma.m16n8k16 .row A: a0 row g, k' = 2q, 2q+1; a1 row g + 8; a2, a3 the same rows at k' + 8). */
+#ifndef FPSIM_RHT_AMAX_KERNEL_CUH
+#define FPSIM_RHT_AMAX_KERNEL_CUH
+
+constexpr unsigned RHT_AMAX_THREADS = 256;
+constexpr uint32_t RHT_AMAX_UNIT_ROWS = 16u, RHT_AMAX_UNIT_COLS = 64u;
+
+/* rows % 16 == 0, cols % 64 == 0, x 16-byte aligned, bf16 bits; nan_mode as abs_bits. */
+__global__ void __launch_bounds__(RHT_AMAX_THREADS)
+    rht_mma_amax_kernel(const uint16_t *x, uint32_t rows, uint32_t cols, uint32_t *amax_out, int nan_mode)
+{
+    const uint32_t lane = threadIdx.x % 32u, g = lane / 4u, q = lane % 4u;
+    uint32_t b[2][2];
+    rht_mma_b(lane, b);
+    /* abs_bits' rule per BF16 half: keep all; Inf and below; finite only */
+    const uint32_t lim = nan_mode == 0 ? 0x7FFF7FFFu : nan_mode == 1 ? 0x7F807F80u : 0x7F7F7F7Fu;
+    const uint32_t strips = cols / RHT_AMAX_UNIT_COLS, units = rows / RHT_AMAX_UNIT_ROWS * strips;
+    const uint32_t warps = gridDim.x * (RHT_AMAX_THREADS / 32u);
+    const size_t row_words = (size_t)cols / 8u; /* 16-byte words per row */
+    const uint4 *xv = reinterpret_cast<const uint4 *>(x);
+    uint32_t m2 = 0;
+    for (uint32_t u = blockIdx.x * (RHT_AMAX_THREADS / 32u) + threadIdx.x / 32u; u < units; u += warps) {
+        const uint32_t band = u / strips, strip = u % strips;
+        const uint4 *p = xv + (size_t)band * RHT_AMAX_UNIT_ROWS * row_words + strip * 8u + g;
+        const uint4 r[4] = {__ldcs(p + 2u * q * row_words), __ldcs(p + (2u * q + 1u) * row_words),
+                            __ldcs(p + (2u * q + 8u) * row_words), __ldcs(p + (2u * q + 9u) * row_words)};
+        const uint32_t w[4][4] = {{r[0].x, r[0].y, r[0].z, r[0].w},
+                                  {r[1].x, r[1].y, r[1].z, r[1].w},
+                                  {r[2].x, r[2].y, r[2].z, r[2].w},
+                                  {r[3].x, r[3].y, r[3].z, r[3].w}};
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const uint32_t a0 = __byte_perm(w[0][k], w[1][k], 0x5410u), a1 = __byte_perm(w[0][k], w[1][k], 0x7632u);
+            const uint32_t a2 = __byte_perm(w[2][k], w[3][k], 0x5410u), a3 = __byte_perm(w[2][k], w[3][k], 0x7632u);
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                float d[4];
+                asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                    "{%8, %9}, {%10, %10, %10, %10};"
+                    : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b[h][0]), "r"(b[h][1]), "f"(0.0f));
+#pragma unroll
+                for (int r2 = 0; r2 < 2; r2++) {
+                    const __nv_bfloat162 v = __floats2bfloat162_rn(d[2 * r2], d[2 * r2 + 1]);
+                    uint32_t t;
+                    memcpy(&t, &v, 4);
+                    t &= 0x7FFF7FFFu;
+                    m2 = __vmaxu2(m2, t & __vcmpleu2(t, lim));
+                }
+            }
+        }
+    }
+    uint32_t m = max(m2 & 0xFFFF0000u, m2 << 16);
+    for (int o = 16; o; o >>= 1)
+        m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+    if (lane == 0) atomicMax(amax_out, m);
+}
+
+/* Whether the pass above takes this columnwise rhtsum=mma operand (else kernel v8 or the general
+ * kernel finds the amax). */
+inline int rht_mma_amax_fits(size_t rows, size_t cols, int bf16, const void *x)
+{
+    /* the MMA needs sm_80; the hardware cvt (sm_89) stands for it, as for kernel v8 */
+    return bf16 && rows % RHT_AMAX_UNIT_ROWS == 0 && cols % RHT_AMAX_UNIT_COLS == 0 && (uintptr_t)x % 16u == 0 &&
+           rows / RHT_AMAX_UNIT_ROWS * (cols / RHT_AMAX_UNIT_COLS) < ((size_t)1 << 32) &&
+           fpsim_gpu_hw_cvt_available();
+}
+
+#endif

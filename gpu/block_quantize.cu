@@ -820,6 +820,12 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
                                                   (units + RHT_AMAX_THREADS / 32u - 1u) / (RHT_AMAX_THREADS / 32u), 8);
                 rht_mma_amax_kernel<<<nb, RHT_AMAX_THREADS, 0, cs>>>(static_cast<const uint16_t *>(x), (uint32_t)rows,
                                                                      (uint32_t)cols, out->amax_bits, a.nan_ignore);
+            } else if (o.axis == FPSIM_AXIS_COLS && !a.rhtmma && rht_exact_amax_fits(rows, cols, a.bf16, x)) {
+                const size_t units = rows / RHT_AMAX_UNIT_ROWS * (cols / RHT_EXACT_AMAX_UNIT_COLS);
+                const unsigned nb = one_wave_ctas(rht_exact_amax_kernel, RHT_AMAX_THREADS,
+                                                  (units + RHT_AMAX_THREADS / 32u - 1u) / (RHT_AMAX_THREADS / 32u), 8);
+                rht_exact_amax_kernel<<<nb, RHT_AMAX_THREADS, 0, cs>>>(static_cast<const uint16_t *>(x), (uint32_t)rows,
+                                                                       (uint32_t)cols, out->amax_bits, a.nan_ignore);
             } else if (fast8)
                 fast8<<<blocks8, threads8, smem8, cs>>>(am, (uint32_t)rows, (uint32_t)cols);
             else if (fast_cols)

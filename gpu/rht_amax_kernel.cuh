@@ -1,14 +1,18 @@
-/* rht_amax_kernel.cuh: the tensor amax pass of columnwise NVFP4 with the RHT under rhtsum=mma, for
- * bf16 inputs: max |y| over every 16-row column vector y = RHT(x) as the quantizer stores it
- * (mma.m16n8k16 in FP32, then cvt.rn.bf16x2), without the quantizer's staging. Included by
- * block_quantize.cu after kernel v8, whose B operand (rht_mma_b) and instructions it shares.
+/* rht_amax_kernel.cuh: the tensor amax passes of columnwise NVFP4 with the RHT, for bf16 inputs:
+ * max |y| over every 16-row column vector y = RHT(x) as the quantizer stores it, without the
+ * quantizer's staging. Included by block_quantize.cu after kernel v8, whose RHT routines they
+ * share. Under rhtsum=mma (rht_mma_amax_kernel): mma.m16n8k16 in FP32, then cvt.rn.bf16x2; under
+ * rhtsum=exact (rht_exact_amax_kernel, below): BF16 of the exact sums, found by bounds.
  *
- * Why: the pass before ran kernel v8 itself with nothing but the max after its transform, and
- * took as long as the RHT quantization (0.23 ms of the 0.59 ms end-to-end SR+RHT on 16384 x
- * 16384, gpu/RESULTS.md run 101) while reading half the bytes: its shared-memory staging, barrier
- * and ldmatrix/stmatrix round trip are there for the codes' layout, which the amax does not need.
+ * Why: the pass before ran kernel v8 itself with nothing but the max after its transform. Under
+ * rhtsum=mma it took as long as the RHT quantization (0.23 ms of the 0.59 ms end-to-end SR+RHT on
+ * 16384 x 16384, gpu/RESULTS.md run 101) while reading half the bytes: its shared-memory staging,
+ * barrier and ldmatrix/stmatrix round trip are there for the codes' layout, which the amax does
+ * not need. Under rhtsum=exact it took 0.52 ms of 1.22, mostly the FP64 transform of every column
+ * spanning more than 12 binades, of which the amax needs the largest output only. Runs 102-104:
+ * 0.14 and 0.19 ms.
  *
- * Exact by construction: each output of mma.m16n8k16 depends only on its row of A and its column
+ * rhtsum=mma, exact by construction: each output of mma.m16n8k16 depends only on its row of A and its column
  * of B, so the A operand is built straight from loaded words, its 16 rows m being 16 columns of x
  * in any order, and the same instruction and the same conversion give the same BF16 bits as the
  * quantizer's rht_mma_warp (verify compares the global amax with the CPU's model of the sum).
@@ -50,8 +54,10 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS)
                                   {r[3].x, r[3].y, r[3].z, r[3].w}};
 #pragma unroll
         for (int k = 0; k < 4; k++) {
-            const uint32_t a0 = __byte_perm(w[0][k], w[1][k], 0x5410u), a1 = __byte_perm(w[0][k], w[1][k], 0x7632u);
-            const uint32_t a2 = __byte_perm(w[2][k], w[3][k], 0x5410u), a3 = __byte_perm(w[2][k], w[3][k], 0x7632u);
+            const uint32_t a0 = __byte_perm(w[0][k], w[1][k], 0x5410u),
+                           a1 = __byte_perm(w[0][k], w[1][k], 0x7632u);
+            const uint32_t a2 = __byte_perm(w[2][k], w[3][k], 0x5410u),
+                           a3 = __byte_perm(w[2][k], w[3][k], 0x7632u);
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 float d[4];
@@ -81,9 +87,117 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS)
 inline int rht_mma_amax_fits(size_t rows, size_t cols, int bf16, const void *x)
 {
     /* the MMA needs sm_80; the hardware cvt (sm_89) stands for it, as for kernel v8 */
-    return bf16 && rows % RHT_AMAX_UNIT_ROWS == 0 && cols % RHT_AMAX_UNIT_COLS == 0 && (uintptr_t)x % 16u == 0 &&
+    return bf16 && rows % RHT_AMAX_UNIT_ROWS == 0 && cols % RHT_AMAX_UNIT_COLS == 0 &&
+           (uintptr_t)x % 16u == 0 &&
            rows / RHT_AMAX_UNIT_ROWS * (cols / RHT_AMAX_UNIT_COLS) < ((size_t)1 << 32) &&
            fpsim_gpu_hw_cvt_available();
+}
+
+/* ---- rhtsum=exact ----
+ * The quantizer rounds each exact sum y_j once to BF16 (rht16_full; where the inputs are in range
+ * and span at most 41 binades its value is the exact sum), and BF16 nearest-even is monotone, so
+ * a column's amax is RNE(M), M = max_j |y_j|: it needs M only closely enough to round it. The
+ * FP32 FWHT (the terms +-0.25 u_i are exact) gives each y_j within gamma_4 S, S = sum |terms|,
+ * gamma_4 = 4u / (1 - 4u), u = 2^-24: four levels of round-to-nearest adds (exact where the result
+ * is subnormal; no overflow in range). With S' the FP32 sum of the |terms| (S <= S' (1 + 16u)),
+ * e = 2^-21 S' (= 8u S') exceeds that, so M lies in [m - e, m + e], m = max_j |FP32 y_j|; lo and hi
+ * computed with directed rounding bound it, and where RNE(lo) == RNE(hi) that is RNE(M). Else
+ * (the interval holds a rounding boundary: rare while e is far below BF16's step near M), and
+ * for columns out of range, wider than 41 binades, NaN or Inf, the quantizer's own rht16_full
+ * gives the outputs. Spans of at most 12 binades make the FP32 FWHT exact (rht16.cuh): e = 0. */
+constexpr uint32_t RHT_EXACT_AMAX_UNIT_COLS = 256u; /* a warp: 16 rows x 32 lanes x 8 columns */
+
+/* BF16 nearest-even of finite |f| as float bits (the sign dropped: RD(0 - 0) is -0) */
+__device__ __forceinline__ uint32_t bf16_rne_bits_of(float f)
+{
+    const uint32_t b = __float_as_uint(f) & 0x7FFFFFFFu;
+    return (b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u;
+}
+
+/* The rare columns: the quantizer's arithmetic (out of line, with its FP64 forms), then the max. */
+__device__ __noinline__ uint32_t rht_exact_column_amax_full(v7_elems u, int nan_mode)
+{
+    float y[16];
+    rht16_full<1>(u.v, y);
+    uint32_t m = 0;
+#pragma unroll
+    for (int j = 0; j < 16; j++)
+        m = max(m, abs_bits(y[j], nan_mode));
+    return m;
+}
+
+/* RNE(M) of one column u (BF16 values as floats) as |bits|, under nan_mode. */
+__device__ __forceinline__ uint32_t rht_exact_column_amax(const v7_elems &u, int nan_mode)
+{
+    const rht16_range r = rht16_range_of<1>(u.v);
+    if (r.in_range && r.span <= 41u) {
+        float w[16], s = 0.f;
+#pragma unroll
+        for (int i = 0; i < 16; i++) {
+            w[i] = rht_mul(u.v[i], 0.25f * rht_sign(i));
+            s = rht_add(s, fabsf(w[i]));
+        }
+        rht16_fwht(w);
+        float m = 0.f;
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            m = fmaxf(m, fabsf(w[j]));
+        const float e = r.span <= 12u ? 0.f : __fmul_ru(s, 0x1p-21f);
+        const uint32_t lo = bf16_rne_bits_of(fmaxf(__fsub_rd(m, e), 0.f)),
+                       hi = bf16_rne_bits_of(__fadd_ru(m, e));
+        if (lo == hi) return hi;
+    }
+    return rht_exact_column_amax_full(u, nan_mode);
+}
+
+/* rows % 16 == 0, cols % 256 == 0, x 16-byte aligned, bf16 bits. A warp takes units of 16 rows x
+ * 256 columns: lane l loads 16 bytes (columns 8 l .. 8 l + 7) of each of the 16 rows (a warp reads
+ * 512 contiguous bytes per row) and takes those 8 columns one after another. Two CTAs per SM (128
+ * registers): at one (212 registers) the fallback columns ran slower than kernel v8's pass, 5.73
+ * against 4.53 ms end to end at --spread 20 where most columns span more than 41 binades; at two,
+ * 4.59 (runs 103-104). */
+__global__ void __launch_bounds__(RHT_AMAX_THREADS, 2)
+    rht_exact_amax_kernel(const uint16_t *x, uint32_t rows, uint32_t cols, uint32_t *amax_out, int nan_mode)
+{
+    const uint32_t lane = threadIdx.x % 32u;
+    const uint32_t strips = cols / RHT_EXACT_AMAX_UNIT_COLS, units = rows / RHT_AMAX_UNIT_ROWS * strips;
+    const uint32_t warps = gridDim.x * (RHT_AMAX_THREADS / 32u);
+    const size_t row_words = (size_t)cols / 8u;
+    const uint4 *xv = reinterpret_cast<const uint4 *>(x);
+    uint32_t m = 0;
+    for (uint32_t u = blockIdx.x * (RHT_AMAX_THREADS / 32u) + threadIdx.x / 32u; u < units; u += warps) {
+        const uint32_t band = u / strips, strip = u % strips;
+        const uint4 *p = xv + (size_t)band * RHT_AMAX_UNIT_ROWS * row_words + strip * 32u + lane;
+        uint32_t w[16][4];
+#pragma unroll
+        for (int i = 0; i < 16; i++) {
+            const uint4 v = __ldcs(p + i * row_words);
+            w[i][0] = v.x;
+            w[i][1] = v.y;
+            w[i][2] = v.z;
+            w[i][3] = v.w;
+        }
+#pragma unroll
+        for (int c = 0; c < 8; c++) {
+            v7_elems col;
+#pragma unroll
+            for (int i = 0; i < 16; i++) {
+                const uint32_t word = w[i][c / 2];
+                col.v[i] = __uint_as_float((c & 1) ? word & 0xFFFF0000u : word << 16);
+            }
+            m = max(m, rht_exact_column_amax(col, nan_mode));
+        }
+    }
+    for (int o = 16; o; o >>= 1)
+        m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+    if (lane == 0) atomicMax(amax_out, m);
+}
+
+inline int rht_exact_amax_fits(size_t rows, size_t cols, int bf16, const void *x)
+{
+    return bf16 && rows % RHT_AMAX_UNIT_ROWS == 0 && cols % RHT_EXACT_AMAX_UNIT_COLS == 0 &&
+           (uintptr_t)x % 16u == 0 &&
+           rows / RHT_AMAX_UNIT_ROWS * (cols / RHT_EXACT_AMAX_UNIT_COLS) < ((size_t)1 << 32);
 }
 
 #endif

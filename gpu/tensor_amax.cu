@@ -17,7 +17,8 @@
 #include "fpsim_block.h"
 #include "gpu_internal.cuh"
 
-namespace {
+namespace
+{
 
 constexpr unsigned AMAX_THREADS = 256;
 constexpr int AMAX_LOADS = 4; /* 16-byte loads per thread per step, issued before the max */
@@ -52,10 +53,11 @@ template <int BF16> __device__ __forceinline__ uint32_t amax_fold(uint32_t m, ui
  * reads vectors p * span .. p * span + span - 1, span = AMAX_LOADS x the grid's threads, load u of
  * thread t vector p * span + u * threads + t. */
 template <int BF16>
-__global__ void __launch_bounds__(AMAX_THREADS) tensor_amax_kernel(uint32_t *out, const uint4 *x, size_t nv,
-                                                                   size_t n, int mode)
+__global__ void __launch_bounds__(AMAX_THREADS)
+    tensor_amax_kernel(uint32_t *out, const uint4 *x, size_t nv, size_t n, int mode)
 {
-    const size_t threads = (size_t)gridDim.x * AMAX_THREADS, t = blockIdx.x * (size_t)AMAX_THREADS + threadIdx.x;
+    const size_t threads = (size_t)gridDim.x * AMAX_THREADS,
+                 t = blockIdx.x * (size_t)AMAX_THREADS + threadIdx.x;
     const uint32_t lim = BF16 ? (amax_limit_f32(mode) >> 16) * 0x00010001u : amax_limit_f32(mode);
     constexpr int L = AMAX_LOADS;
     uint32_t m = 0;
@@ -73,7 +75,7 @@ __global__ void __launch_bounds__(AMAX_THREADS) tensor_amax_kernel(uint32_t *out
     if (BF16) m = max(m & 0xFFFF0000u, m << 16);
     const size_t done = nv * (BF16 ? 8u : 4u);
     if (t < n - done) {
-        const uint32_t b = BF16 ? (uint32_t)reinterpret_cast<const uint16_t *>(x)[done + t] << 16
+        const uint32_t b = BF16 ? (uint32_t) reinterpret_cast<const uint16_t *>(x)[done + t] << 16
                                 : reinterpret_cast<const uint32_t *>(x)[done + t];
         const uint32_t a = b & 0x7FFFFFFFu;
         m = max(m, a <= amax_limit_f32(mode) ? a : 0u);
@@ -89,7 +91,8 @@ template <int BF16> void amax_launch(uint32_t *out, const void *x, size_t n, int
     const size_t nv = n / (BF16 ? 8u : 4u), per_cta = (size_t)AMAX_THREADS * AMAX_LOADS,
                  want = (nv + per_cta - 1) / per_cta;
     const unsigned blocks = one_wave_ctas(tensor_amax_kernel<BF16>, AMAX_THREADS, want ? want : 1, 8);
-    tensor_amax_kernel<BF16><<<blocks, AMAX_THREADS, 0, cs>>>(out, static_cast<const uint4 *>(x), nv, n, mode);
+    tensor_amax_kernel<BF16>
+        <<<blocks, AMAX_THREADS, 0, cs>>>(out, static_cast<const uint4 *>(x), nv, n, mode);
 }
 
 } // namespace
@@ -99,9 +102,11 @@ extern "C" fpsim_status fpsim_gpu_amax_dev(uint32_t *amax_bits_dev, const void *
 {
     fpsim_status st = fpsim_gpu_require();
     if (st != FPSIM_OK) return st;
-    if (!fpsim_gpu_aligned16(x)) return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_amax_dev: input not 16-byte aligned");
+    if (!fpsim_gpu_aligned16(x))
+        return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_amax_dev: input not 16-byte aligned");
     if (nan_policy != FPSIM_NAN_PROPAGATE && nan_policy != FPSIM_NAN_IGNORE && nan_policy != 2)
-        return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_amax_dev: NaN policy %d is not propagate, ignore or 2", nan_policy);
+        return fpsim_fail(FPSIM_EINVAL, "fpsim_gpu_amax_dev: NaN policy %d is not propagate, ignore or 2",
+                          nan_policy);
     cudaStream_t cs = static_cast<cudaStream_t>(cuda_stream);
     FPSIM_CUDA_TRY(cudaMemsetAsync(amax_bits_dev, 0, sizeof(uint32_t), cs));
     const int mode = nan_policy == FPSIM_NAN_IGNORE ? 1 : nan_policy == 2 ? 2 : 0;

@@ -23,7 +23,7 @@ static uint32_t amax_oracle(const uint32_t *bits, size_t n, int mode)
     uint32_t m = 0;
     for (size_t i = 0; i < n; i++) {
         const uint32_t a = bits[i] & 0x7FFFFFFFu;
-        if (mode == 1 && a > 0x7F800000u) continue; /* NaN */
+        if (mode == 1 && a > 0x7F800000u) continue;  /* NaN */
         if (mode == 2 && a >= 0x7F800000u) continue; /* NaN or Inf */
         if (a > m) m = a;
     }
@@ -46,25 +46,32 @@ static void amax_fill(uint32_t *b, size_t n, int p, uint64_t seed)
     for (size_t i = 0; i < n; i++) {
         const uint64_t r = amax_rng(&s);
         /* sign, exponent 100..139, any significand: finite, below 2^13 */
-        uint32_t v = (uint32_t)(r >> 63) << 31 | (uint32_t)(100u + (r >> 32) % 40u) << 23 | ((uint32_t)r & 0x7FFFFFu);
+        uint32_t v =
+            (uint32_t)(r >> 63) << 31 | (uint32_t)(100u + (r >> 32) % 40u) << 23 | ((uint32_t)r & 0x7FFFFFu);
         if (p == 4) v = (uint32_t)(r >> 63) << 31 | ((uint32_t)r & 0x7FFFFFu); /* subnormal or zero */
         b[i] = v;
     }
     const uint32_t big = 0x49800000u; /* 2^20 */
     switch (p) {
-    case 0: b[n - 1] = big; break;
-    case 1: b[0] = big | 0x80000000u; break;
+    case 0:
+        b[n - 1] = big;
+        break;
+    case 1:
+        b[0] = big | 0x80000000u;
+        break;
     case 2:
         b[0] = big;
         b[n / 2] = 0x7FC00000u;
         b[n - 1] = 0x7F800000u;
         break;
     case 3:
-        b[n / 3] = 0xC9800000u;                 /* -2^20 */
-        if (n > 1) b[1] = 0xFF800000u;          /* -Inf */
-        if (n > 2) b[n - 2] = 0xFFC12300u;      /* a NaN with payload and sign (bf16: 0xFFC1) */
+        b[n / 3] = 0xC9800000u;            /* -2^20 */
+        if (n > 1) b[1] = 0xFF800000u;     /* -Inf */
+        if (n > 2) b[n - 2] = 0xFFC12300u; /* a NaN with payload and sign (bf16: 0xFFC1) */
         break;
-    default: b[n - 1] = 0x007FFFFFu; break;
+    default:
+        b[n - 1] = 0x007FFFFFu;
+        break;
     }
 }
 
@@ -110,7 +117,8 @@ fpsim_status fpsim_gpu_verify_amax(const fpsim_gpu_verify_opts *o, fpsim_gpu_che
                     if (got != want) {
                         if (!row.mismatches)
                             snprintf(row.example, sizeof row.example,
-                                     "planting %d, NaN mode %d: gpu 0x%08X, host loop 0x%08X", p, mode, got, want);
+                                     "planting %d, NaN mode %d: gpu 0x%08X, host loop 0x%08X", p, mode, got,
+                                     want);
                         row.mismatches++;
                     }
                 }

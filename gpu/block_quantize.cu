@@ -814,24 +814,17 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
             qargs am = a;
             am.amax_only = 1;
             am.amax_out = out->amax_bits;
-            if (o.axis == FPSIM_AXIS_COLS && a.rhtmma && rht_mma_amax_fits(rows, cols, a.bf16, x)) {
-                const size_t units = rows / RHT_AMAX_UNIT_ROWS * (cols / RHT_AMAX_UNIT_COLS);
-                const unsigned nb = one_wave_ctas(rht_mma_amax_kernel, RHT_AMAX_THREADS,
-                                                  (units + RHT_AMAX_THREADS / 32u - 1u) / (RHT_AMAX_THREADS / 32u), 8);
-                rht_mma_amax_kernel<<<nb, RHT_AMAX_THREADS, 0, cs>>>(static_cast<const uint16_t *>(x), (uint32_t)rows,
-                                                                     (uint32_t)cols, out->amax_bits, a.nan_ignore);
-            } else if (o.axis == FPSIM_AXIS_COLS && !a.rhtmma && rht_exact_amax_fits(rows, cols, a.bf16, x)) {
-                const size_t units = rows / RHT_AMAX_UNIT_ROWS * (cols / RHT_EXACT_AMAX_UNIT_COLS);
-                const unsigned nb = one_wave_ctas(rht_exact_amax_kernel, RHT_AMAX_THREADS,
-                                                  (units + RHT_AMAX_THREADS / 32u - 1u) / (RHT_AMAX_THREADS / 32u), 8);
-                rht_exact_amax_kernel<<<nb, RHT_AMAX_THREADS, 0, cs>>>(static_cast<const uint16_t *>(x), (uint32_t)rows,
-                                                                       (uint32_t)cols, out->amax_bits, a.nan_ignore);
-            } else if (fast8)
-                fast8<<<blocks8, threads8, smem8, cs>>>(am, (uint32_t)rows, (uint32_t)cols);
-            else if (fast_cols)
-                fast_cols<<<cols_blocks, 256, 0, cs>>>(am, (uint32_t)rows, (uint32_t)cols);
-            else
-                kernel<<<blocks, threads, 0, cs>>>(am);
+            /* columnwise bf16: rht_amax_kernel.cuh's passes, without the quantizer's staging */
+            const int own_pass = o.axis == FPSIM_AXIS_COLS &&
+                                 rht_amax_launch(a.rhtmma, x, rows, cols, a.bf16, out->amax_bits, a.nan_ignore, cs);
+            if (!own_pass) { /* else the quantizer kernel itself, with the max only */
+                if (fast8)
+                    fast8<<<blocks8, threads8, smem8, cs>>>(am, (uint32_t)rows, (uint32_t)cols);
+                else if (fast_cols)
+                    fast_cols<<<cols_blocks, 256, 0, cs>>>(am, (uint32_t)rows, (uint32_t)cols);
+                else
+                    kernel<<<blocks, threads, 0, cs>>>(am);
+            }
             FPSIM_CUDA_LAUNCHED("block_quantize_kernel (amax)");
         } else if ((st = fpsim_gpu_amax_dev(out->amax_bits, x, a.bf16, rows * cols, finite_amax ? 2 : s->nan, cs)) !=
                    FPSIM_OK) {

@@ -12,17 +12,18 @@
  * spanning more than 12 binades, of which the amax needs the largest output only. Runs 102-104:
  * 0.14 and 0.19 ms.
  *
- * rhtsum=mma, exact by construction: each output of mma.m16n8k16 depends only on its row of A and its column
- * of B, so the A operand is built straight from loaded words, its 16 rows m being 16 columns of x
- * in any order, and the same instruction and the same conversion give the same BF16 bits as the
- * quantizer's rht_mma_warp (verify compares the global amax with the CPU's model of the sum).
- * A warp takes units of 16 rows x 64 columns: lane (g = lane / 4, q = lane % 4) loads 16 bytes
- * (columns 8 g .. 8 g + 7) of rows 2q, 2q + 1, 2q + 8, 2q + 9 (per row, the 8 lanes of one q read
- * 128 contiguous bytes). Word k of those (columns c = 8 g + 2 k, c + 1) gives four MMA blocks'
- * A fragments: A row g is column c, row g + 8 is column c + 1, and A[m][k'] = x[k'][column m]:
- *   a0 = (x[2q][c], x[2q+1][c])      a1 = (x[2q][c+1], x[2q+1][c+1])
- *   a2 = (x[2q+8][c], x[2q+9][c])    a3 = (x[2q+8][c+1], x[2q+9][c+1])
- * (mma.m16n8k16 .row A: a0 row g, k' = 2q, 2q+1; a1 row g + 8; a2, a3 the same rows at k' + 8). */
+ * rhtsum=mma, exact by construction: each output of mma.m16n8k16 depends only on its row of A
+ * and its column of B, so the A operand is built straight from loaded words, its 16 rows m being
+ * 16 columns of x in any order, and the same instruction and the same conversion give the same
+ * BF16 bits as the quantizer's rht_mma_warp (verify compares the global amax with the CPU's model
+ * of the sum). A warp takes units of 16 rows x 64 columns: lane (g = lane / 4, q = lane % 4)
+ * loads 16 bytes (columns 8 g .. 8 g + 7) of rows 2q, 2q + 1, 2q + 8, 2q + 9 (per row, the 8 lanes
+ * of one q read 128 contiguous bytes). Word k of those (columns c = 8 g + 2 k, c + 1) gives four
+ * MMA blocks' A fragments, A row g being column c and row g + 8 column c + 1, A[m][k'] =
+ * x[k'][column m] (mma.m16n8k16 .row A: a0 row g, k' = 2q, 2q+1; a1 row g + 8; a2, a3 the same
+ * rows at k' + 8):
+ *     a0 = (x[2q][c], x[2q+1][c]),      a1 = (x[2q][c+1], x[2q+1][c+1]),
+ *     a2 = (x[2q+8][c], x[2q+9][c]),    a3 = (x[2q+8][c+1], x[2q+9][c+1]). */
 #ifndef FPSIM_RHT_AMAX_KERNEL_CUH
 #define FPSIM_RHT_AMAX_KERNEL_CUH
 
@@ -80,17 +81,6 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS)
     for (int o = 16; o; o >>= 1)
         m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
     if (lane == 0) atomicMax(amax_out, m);
-}
-
-/* Whether the pass above takes this columnwise rhtsum=mma operand (else kernel v8 or the general
- * kernel finds the amax). */
-inline int rht_mma_amax_fits(size_t rows, size_t cols, int bf16, const void *x)
-{
-    /* the MMA needs sm_80; the hardware cvt (sm_89) stands for it, as for kernel v8 */
-    return bf16 && rows % RHT_AMAX_UNIT_ROWS == 0 && cols % RHT_AMAX_UNIT_COLS == 0 &&
-           (uintptr_t)x % 16u == 0 &&
-           rows / RHT_AMAX_UNIT_ROWS * (cols / RHT_AMAX_UNIT_COLS) < ((size_t)1 << 32) &&
-           fpsim_gpu_hw_cvt_available();
 }
 
 /* ---- rhtsum=exact ----
@@ -193,11 +183,29 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS, 2)
     if (lane == 0) atomicMax(amax_out, m);
 }
 
-inline int rht_exact_amax_fits(size_t rows, size_t cols, int bf16, const void *x)
+/* The tensor amax of the columnwise RHT operand x (rows x cols) into *amax_out (zeroed before) by
+ * one of the passes above (mma: rhtsum=mma, else rhtsum=exact), queued on cs; 0 where neither
+ * takes the shape (bf16 only, rows a multiple of 16, columns of 64 or 256, 16-byte aligned):
+ * kernel v8 or the general kernel then finds it. */
+inline int rht_amax_launch(int mma, const void *x, size_t rows, size_t cols, int bf16, uint32_t *amax_out,
+                           int nan_mode, cudaStream_t cs)
 {
-    return bf16 && rows % RHT_AMAX_UNIT_ROWS == 0 && cols % RHT_EXACT_AMAX_UNIT_COLS == 0 &&
-           (uintptr_t)x % 16u == 0 &&
-           rows / RHT_AMAX_UNIT_ROWS * (cols / RHT_EXACT_AMAX_UNIT_COLS) < ((size_t)1 << 32);
+    const size_t unit_cols = mma ? RHT_AMAX_UNIT_COLS : RHT_EXACT_AMAX_UNIT_COLS;
+    const size_t units = rows / RHT_AMAX_UNIT_ROWS * (cols / unit_cols);
+    /* the MMA needs sm_80; the hardware cvt (sm_89) stands for it, as for kernel v8 */
+    if (!bf16 || rows % RHT_AMAX_UNIT_ROWS != 0 || cols % unit_cols != 0 || (uintptr_t)x % 16u != 0 ||
+        units == 0 || units >= ((size_t)1 << 32) || (mma && !fpsim_gpu_hw_cvt_available()))
+        return 0;
+    const size_t want = (units + RHT_AMAX_THREADS / 32u - 1u) / (RHT_AMAX_THREADS / 32u);
+    const uint16_t *xb = static_cast<const uint16_t *>(x);
+    const uint32_t r = (uint32_t)rows, c = (uint32_t)cols;
+    if (mma)
+        rht_mma_amax_kernel<<<one_wave_ctas(rht_mma_amax_kernel, RHT_AMAX_THREADS, want, 8), RHT_AMAX_THREADS,
+                              0, cs>>>(xb, r, c, amax_out, nan_mode);
+    else
+        rht_exact_amax_kernel<<<one_wave_ctas(rht_exact_amax_kernel, RHT_AMAX_THREADS, want, 2),
+                                RHT_AMAX_THREADS, 0, cs>>>(xb, r, c, amax_out, nan_mode);
+    return 1;
 }
 
 #endif

@@ -55,4 +55,30 @@ template <class K> static inline unsigned one_wave_ctas(K kernel, unsigned threa
 
 static inline int fpsim_gpu_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
+/* ---- the tensor amax passes' max of |x| bits (tensor_amax.cu, rht_amax_kernel.cuh) ----
+ * Exact: unsigned order of |x| bits is float order, NaN bits above Inf. The limit keeps, per NaN
+ * mode (block_quantize.cu's abs_bits): every value (0, propagate), Inf and below (1, NaN dropped),
+ * finite values only (2). BF16 pairs go per 16-bit lane: a BF16 value widens to float32 exactly
+ * as its bits << 16, so the lanes' order is the floats' order too. */
+__host__ __device__ constexpr uint32_t amax_limit_f32(int mode)
+{
+    return mode == 0 ? 0x7FFFFFFFu : mode == 1 ? 0x7F800000u : 0x7F7FFFFFu;
+}
+/* The limit's high half in both lanes. */
+__host__ __device__ constexpr uint32_t amax_limit_bf16x2(int mode)
+{
+    return (amax_limit_f32(mode) >> 16) * 0x00010001u;
+}
+/* m2 (per-lane maxima) folded with the BF16 pair w under lim2 = amax_limit_bf16x2(mode). */
+__device__ __forceinline__ uint32_t amax_fold_bf16x2(uint32_t m2, uint32_t w, uint32_t lim2)
+{
+    const uint32_t t = w & 0x7FFF7FFFu;
+    return __vmaxu2(m2, t & __vcmpleu2(t, lim2));
+}
+/* The larger lane of m2 as float32 bits. */
+__device__ __forceinline__ uint32_t amax_of_bf16x2(uint32_t m2)
+{
+    return max(m2 & 0xFFFF0000u, m2 << 16);
+}
+
 #endif

@@ -37,8 +37,7 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS)
     const uint32_t lane = threadIdx.x % 32u, g = lane / 4u, q = lane % 4u;
     uint32_t b[2][2];
     rht_mma_b(lane, b);
-    /* abs_bits' rule per BF16 half: keep all; Inf and below; finite only */
-    const uint32_t lim = nan_mode == 0 ? 0x7FFF7FFFu : nan_mode == 1 ? 0x7F807F80u : 0x7F7F7F7Fu;
+    const uint32_t lim = amax_limit_bf16x2(nan_mode);
     const uint32_t strips = cols / RHT_AMAX_UNIT_COLS, units = rows / RHT_AMAX_UNIT_ROWS * strips;
     const uint32_t warps = gridDim.x * (RHT_AMAX_THREADS / 32u);
     const size_t row_words = (size_t)cols / 8u; /* 16-byte words per row */
@@ -71,13 +70,12 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS)
                     const __nv_bfloat162 v = __floats2bfloat162_rn(d[2 * r2], d[2 * r2 + 1]);
                     uint32_t t;
                     memcpy(&t, &v, 4);
-                    t &= 0x7FFF7FFFu;
-                    m2 = __vmaxu2(m2, t & __vcmpleu2(t, lim));
+                    m2 = amax_fold_bf16x2(m2, t, lim);
                 }
             }
         }
     }
-    uint32_t m = max(m2 & 0xFFFF0000u, m2 << 16);
+    uint32_t m = amax_of_bf16x2(m2);
     for (int o = 16; o; o >>= 1)
         m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
     if (lane == 0) atomicMax(amax_out, m);

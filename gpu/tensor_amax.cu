@@ -23,24 +23,15 @@ namespace
 constexpr unsigned AMAX_THREADS = 256;
 constexpr int AMAX_LOADS = 4; /* 16-byte loads per thread per step, issued before the max */
 
-/* Largest |x| bits kept by each NaN mode: all (propagate: NaN bits sort above Inf), Inf and below
- * (ignore: NaN dropped), finite only (the statistics' max). */
-__host__ __device__ constexpr uint32_t amax_limit_f32(int mode)
-{
-    return mode == 0 ? 0x7FFFFFFFu : mode == 1 ? 0x7F800000u : 0x7F7FFFFFu;
-}
-
-/* The max so far folded with one 16-byte vector. bf16: per 16-bit lane (a bf16 value widens to
- * float32 exactly as its bits << 16, so the lanes' order is the floats' order), with lim the
- * limit's high half in both lanes; float32: per word. */
+/* The max so far folded with one 16-byte vector: bf16 per 16-bit lane (gpu_internal.cuh), with
+ * lim = amax_limit_bf16x2(mode); float32 per word, with lim = amax_limit_f32(mode). */
 template <int BF16> __device__ __forceinline__ uint32_t amax_fold(uint32_t m, uint4 v, uint32_t lim)
 {
     const uint32_t w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int k = 0; k < 4; k++) {
         if (BF16) {
-            const uint32_t t = w[k] & 0x7FFF7FFFu;
-            m = __vmaxu2(m, t & __vcmpleu2(t, lim));
+            m = amax_fold_bf16x2(m, w[k], lim);
         } else {
             const uint32_t t = w[k] & 0x7FFFFFFFu;
             m = max(m, t <= lim ? t : 0u);
@@ -58,7 +49,7 @@ __global__ void __launch_bounds__(AMAX_THREADS)
 {
     const size_t threads = (size_t)gridDim.x * AMAX_THREADS,
                  t = blockIdx.x * (size_t)AMAX_THREADS + threadIdx.x;
-    const uint32_t lim = BF16 ? (amax_limit_f32(mode) >> 16) * 0x00010001u : amax_limit_f32(mode);
+    const uint32_t lim = BF16 ? amax_limit_bf16x2(mode) : amax_limit_f32(mode);
     constexpr int L = AMAX_LOADS;
     uint32_t m = 0;
     for (size_t i0 = t; i0 < nv; i0 += threads * L) {
@@ -72,7 +63,7 @@ __global__ void __launch_bounds__(AMAX_THREADS)
         for (int u = 0; u < L; u++)
             m = amax_fold<BF16>(m, v[u], lim);
     }
-    if (BF16) m = max(m & 0xFFFF0000u, m << 16);
+    if (BF16) m = amax_of_bf16x2(m);
     const size_t done = nv * (BF16 ? 8u : 4u);
     if (t < n - done) {
         const uint32_t b = BF16 ? (uint32_t) reinterpret_cast<const uint16_t *>(x)[done + t] << 16

@@ -61,6 +61,13 @@ constexpr uint32_t COLS_V8_ROW_BYTES = 256u, COLS_V8_STAGE_BYTES = 128u * COLS_V
 #endif
 constexpr uint32_t COLS_V8_STAGES = FPSIM_GPU_COLS_V8_STAGES;
 
+/* 1: the bf16 nearest-even kernels without the RHT code a lane's four columns in a loop of two
+ * iterations, one word's two columns unrolled in each (24% less code); 0: all four unrolled.
+ * Run 108: 1 measured MXFP4 cols 3 points slower, NVFP4 cols no faster than 0. */
+#ifndef FPSIM_GPU_COLS_V8_PAIR_ROLL
+#define FPSIM_GPU_COLS_V8_PAIR_ROLL 0
+#endif
+
 /* CTAs per SM kernel v8 is compiled for (registers: at most 65536 / (256 x this)); 3 measured
  * slower than 2 (gpu/RESULTS.md run 21). */
 #ifndef FPSIM_GPU_COLS_V8_MIN_BLOCKS
@@ -381,110 +388,131 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
          * cache (ncu, run 36: "no instruction" was the main stall; 24K instructions per kernel).
          * Rolling the rhtsum=mma nearest-even loop too measured slower (run 60). */
         constexpr int ROLLED = SR || RHT == COLS_V8_RHT_EXACT;
-#pragma unroll(ROLLED ? 1 : NC)
-        for (int j = 0; j < NC; j++) {
-            /* the lane's 32-bit word k of each of its 16 rows (two bf16 columns or one float32),
-             * read when its first column comes up so that only 16 words are live at a time; the
-             * rolled loop reads them for every column (16 shared loads) rather than keep them
-             * across its iterations, where they spilled to local memory (run 45: 2 local
-             * accesses per element) */
-            const int k = BF16 ? j / 2 : j;
-            if (!MMA && (ROLLED || !BF16 || j % 2 == 0))
+        /* columns unrolled together: NC, one where ROLLED, two (a bf16 word's pair) under
+         * FPSIM_GPU_COLS_V8_PAIR_ROLL for the nearest-even kernels without the RHT. With JU = NC
+         * the outer loop runs once; the same arithmetic as one loop over j, but this form measured
+         * NVFP4 cols 1.5 points faster (run 108: 78.7 against 76.8-77.4%; its registers differ). */
+        constexpr int JU = ROLLED ? 1 : (FPSIM_GPU_COLS_V8_PAIR_ROLL && BF16 && !RHT ? 2 : NC);
+#pragma unroll 1
+        for (int jo = 0; jo < NC; jo += JU)
 #pragma unroll
-                for (int i = 0; i < 16; i++)
-                    w[i] = words[i * (int)(COLS_V8_ROW_BYTES / 4u) + k];
-            /* bf16, unrolled: both columns' max |x| (as BF16 bits) at once, 16 x 2 */
-            if (BF16 && !ROLLED && !MMA && j % 2 == 0) {
-                pair_max = __vmaxu2(w[0] & 0x7FFF7FFFu, w[1] & 0x7FFF7FFFu);
+            for (int jj = 0; jj < JU; jj++) {
+                const int j = jo + jj;
+                /* j % 2, known at compile time wherever JU is even */
+                const int jodd = JU % 2 == 0 ? jj & 1 : j & 1;
+                /* the lane's 32-bit word k of each of its 16 rows (two bf16 columns or one float32),
+                 * read when its first column comes up so that only 16 words are live at a time; the
+                 * rolled loop reads them for every column (16 shared loads) rather than keep them
+                 * across its iterations, where they spilled to local memory (run 45: 2 local
+                 * accesses per element) */
+                const int k = BF16 ? j / 2 : j;
+                if (!MMA && (ROLLED || !BF16 || !jodd))
 #pragma unroll
-                for (int i = 2; i < 16; i += 2)
-                    pair_max = __vimax3_u16x2(pair_max, w[i] & 0x7FFF7FFFu, w[i + 1] & 0x7FFF7FFFu);
+                    for (int i = 0; i < 16; i++)
+                        w[i] = words[i * (int)(COLS_V8_ROW_BYTES / 4u) + k];
+                /* bf16, unrolled: both columns' max |x| (as BF16 bits) at once, 16 x 2 */
+                if (BF16 && !ROLLED && !MMA && !jodd) {
+                    pair_max = __vmaxu2(w[0] & 0x7FFF7FFFu, w[1] & 0x7FFF7FFFu);
+#pragma unroll
+                    for (int i = 2; i < 16; i += 2)
+                        pair_max = __vimax3_u16x2(pair_max, w[i] & 0x7FFF7FFFu, w[i + 1] & 0x7FFF7FFFu);
+                }
+                /* column j's 16 elements, transformed when RHT; where code_tile16 takes the bf16-pair
+                 * forms, the loaded words as they are (eb) and no float32 copies (e unused) */
+                constexpr int PAIRS = bf16_pairs_apply<KIND, F, BF16, SR>::value && !ROLLED && !MMA;
+                v7_elems e;
+                float(&v)[16] = e.v;
+                v7_bf16_elems eb;
+                uint32_t pw[8]; /* rhtsum=mma: the column's 16 outputs, BF16 pairs */
+                if constexpr (PAIRS) {
+#pragma unroll
+                    for (int i = 0; i < 16; i++)
+                        eb.w[i] = w[i];
+                    eb.hi = jodd ? 0xFFFFu : 0u;
+                    eb.words_paired = 0;
+                } else if constexpr (MMA) {
+                    /* column 4 cg + j's 16 outputs: two 16-byte reads of the rotated tile */
+                    uint4 lo, hi;
+                    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                                 : "=r"(lo.x), "=r"(lo.y), "=r"(lo.z), "=r"(lo.w)
+                                 : "r"(mma_tile + mma_line + (((2u * (uint32_t)j) ^ mma_x) * 16u))
+                                 : "memory");
+                    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                                 : "=r"(hi.x), "=r"(hi.y), "=r"(hi.z), "=r"(hi.w)
+                                 : "r"(mma_tile + mma_line + (((2u * (uint32_t)j + 1u) ^ mma_x) * 16u))
+                                 : "memory");
+                    pw[0] = lo.x, pw[1] = lo.y, pw[2] = lo.z, pw[3] = lo.w;
+                    pw[4] = hi.x, pw[5] = hi.y, pw[6] = hi.z, pw[7] = hi.w;
+#pragma unroll
+                    for (int i = 0; i < 16; i++)
+                        v[i] = __uint_as_float((i & 1) ? (pw[i / 2] & 0xFFFF0000u) : (pw[i / 2] << 16));
+                } else {
+#pragma unroll
+                    for (int i = 0; i < 16; i++)
+                        v[i] = BF16 ? __uint_as_float(jodd ? (w[i] & 0xFFFF0000u) : (w[i] << 16))
+                                    : __uint_as_float(w[i]);
+                }
+                if constexpr (RHT == COLS_V8_RHT_EXACT) {
+                    float t[16];
+                    rht16_full<BF16>(v, t);
+#pragma unroll
+                    for (int i = 0; i < 16; i++)
+                        v[i] = t[i];
+                }
+                if (a.amax_only) { /* the pass before: the tensor amax of the stored (post-RHT) operand */
+#pragma unroll
+                    for (int i = 0; i < 16; i++)
+                        amax_only_max =
+                            max(amax_only_max, abs_bits(PAIRS ? elem_f32(eb, i) : v[i], a.nan_ignore));
+                    continue;
+                }
+                /* max of |x| bits (NaN above Inf) */
+                uint32_t raw = 0;
+                if constexpr (BF16 && !ROLLED && !MMA) {
+                    raw = jodd ? (pair_max & 0xFFFF0000u) : (pair_max << 16);
+                } else if constexpr (MMA) {
+                    /* the BF16 outputs' max as pairs, then the larger half (run 108: 35 instructions
+                     * per column from the widened floats, about 14 this way) */
+                    uint32_t pm = __vmaxu2(pw[0] & 0x7FFF7FFFu, pw[1] & 0x7FFF7FFFu);
+#pragma unroll
+                    for (int i = 2; i < 8; i += 2)
+                        pm = __vimax3_u16x2(pm, pw[i] & 0x7FFF7FFFu, pw[i + 1] & 0x7FFF7FFFu);
+                    raw = max(pm << 16, pm & 0xFFFF0000u);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < 16; i++)
+                        raw = max(raw, __float_as_uint(v[i]) & 0x7FFFFFFFu);
+                }
+#pragma unroll
+                for (int o = CG; o < CG * TL; o <<= 1)
+                    raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
+                const uint32_t srow = c0 + (uint32_t)j;
+                /* the stored linear index of the first element: the SR counter */
+                const uint32_t f = srow * rows + r0;
+                uint8_t *dst = a.codes + (size_t)srow * a.code_stride + (FP4 ? r0 / 2 : r0);
+                v7_tile tc;
+                if constexpr (PAIRS)
+                    tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, eb, raw, tv, te_mul, elem_max, f,
+                                                                     tile_mask, tab);
+                else
+                    tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f,
+                                                                     tile_mask, tab);
+                const tile_scale &ts = tc.ts;
+                const uint32_t am = tc.am;
+                store_tile16<F>(a, tc, dst);
+                if (rg % TL != 0) continue;
+                /* the tile's first row group writes its scale (and counts a zero-amax block) */
+                if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);
+                const uint32_t sc = r0 / TC;
+                const size_t si = (size_t)srow * a.scols + sc;
+                if (a.scale_inv) a.scale_inv[si] = ts.inv;
+                if (a.scale_codes) a.scale_codes[si] = (uint8_t)ts.code;
+                if (!a.want_cublas) continue;
+                if (KIND == FPSIM_KIND_FP8_BLOCK)
+                    a.cub32[(size_t)sc * a.cublas_cols + srow] = ts.inv; /* VEC128: K-blocks x rows */
+                else
+                    a.cub8[swizzle128x4(srow, sc, a.cublas_cols)] = (uint8_t)ts.code;
             }
-            /* column j's 16 elements, transformed when RHT; where code_tile16 takes the bf16-pair
-             * forms, the loaded words as they are (eb) and no float32 copies (e unused) */
-            constexpr int PAIRS = bf16_pairs_apply<KIND, F, BF16, SR>::value && !ROLLED && !MMA;
-            v7_elems e;
-            float(&v)[16] = e.v;
-            v7_bf16_elems eb;
-            if constexpr (PAIRS) {
-#pragma unroll
-                for (int i = 0; i < 16; i++)
-                    eb.w[i] = w[i];
-                eb.hi = (j & 1) ? 0xFFFFu : 0u;
-                eb.words_paired = 0;
-            } else if constexpr (MMA) {
-                /* column 4 cg + j's 16 outputs: two 16-byte reads of the rotated tile */
-                uint4 lo, hi;
-                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                             : "=r"(lo.x), "=r"(lo.y), "=r"(lo.z), "=r"(lo.w)
-                             : "r"(mma_tile + mma_line + (((2u * (uint32_t)j) ^ mma_x) * 16u))
-                             : "memory");
-                asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                             : "=r"(hi.x), "=r"(hi.y), "=r"(hi.z), "=r"(hi.w)
-                             : "r"(mma_tile + mma_line + (((2u * (uint32_t)j + 1u) ^ mma_x) * 16u))
-                             : "memory");
-                const uint32_t pw[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-#pragma unroll
-                for (int i = 0; i < 16; i++)
-                    v[i] = __uint_as_float((i & 1) ? (pw[i / 2] & 0xFFFF0000u) : (pw[i / 2] << 16));
-            } else {
-#pragma unroll
-                for (int i = 0; i < 16; i++)
-                    v[i] = BF16 ? __uint_as_float((j & 1) ? (w[i] & 0xFFFF0000u) : (w[i] << 16))
-                                : __uint_as_float(w[i]);
-            }
-            if constexpr (RHT == COLS_V8_RHT_EXACT) {
-                float t[16];
-                rht16_full<BF16>(v, t);
-#pragma unroll
-                for (int i = 0; i < 16; i++)
-                    v[i] = t[i];
-            }
-            if (a.amax_only) { /* the pass before: the tensor amax of the stored (post-RHT) operand */
-#pragma unroll
-                for (int i = 0; i < 16; i++)
-                    amax_only_max =
-                        max(amax_only_max, abs_bits(PAIRS ? elem_f32(eb, i) : v[i], a.nan_ignore));
-                continue;
-            }
-            /* max of |x| bits (NaN above Inf) */
-            uint32_t raw = 0;
-            if (BF16 && !ROLLED && !MMA) {
-                raw = (j & 1) ? (pair_max & 0xFFFF0000u) : (pair_max << 16);
-            } else {
-#pragma unroll
-                for (int i = 0; i < 16; i++)
-                    raw = max(raw, __float_as_uint(v[i]) & 0x7FFFFFFFu);
-            }
-#pragma unroll
-            for (int o = CG; o < CG * TL; o <<= 1)
-                raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
-            const uint32_t srow = c0 + (uint32_t)j;
-            const uint32_t f = srow * rows + r0; /* stored linear index of the first element: SR counter */
-            uint8_t *dst = a.codes + (size_t)srow * a.code_stride + (FP4 ? r0 / 2 : r0);
-            v7_tile tc;
-            if constexpr (PAIRS)
-                tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, eb, raw, tv, te_mul, elem_max, f,
-                                                                 tile_mask, tab);
-            else
-                tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f,
-                                                                 tile_mask, tab);
-            const tile_scale &ts = tc.ts;
-            const uint32_t am = tc.am;
-            store_tile16<F>(a, tc, dst);
-            if (rg % TL != 0) continue;
-            /* the tile's first row group writes its scale (and counts a zero-amax block) */
-            if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);
-            const uint32_t sc = r0 / TC;
-            const size_t si = (size_t)srow * a.scols + sc;
-            if (a.scale_inv) a.scale_inv[si] = ts.inv;
-            if (a.scale_codes) a.scale_codes[si] = (uint8_t)ts.code;
-            if (!a.want_cublas) continue;
-            if (KIND == FPSIM_KIND_FP8_BLOCK)
-                a.cub32[(size_t)sc * a.cublas_cols + srow] = ts.inv; /* VEC128: K-blocks x rows */
-            else
-                a.cub8[swizzle128x4(srow, sc, a.cublas_cols)] = (uint8_t)ts.code;
-        }
         if (a.amax_only) {
             for (int o = 16; o; o >>= 1)
                 amax_only_max = max(amax_only_max, __shfl_xor_sync(0xFFFFFFFFu, amax_only_max, o));

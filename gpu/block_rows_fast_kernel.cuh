@@ -250,30 +250,50 @@ struct v7_tile {
     tile_scale ts;
     uint32_t c[4], sat, am;
 };
+
+/* The first half of code_tile16: a tile's scale from its raw max, whether its multiplier is a plain
+ * power of two (MX; 1 otherwise), and whether it takes the fast-tile case. Kernel v9 calls it
+ * once for the four row pieces of a tile that a lane codes (run 109). */
+struct v7_scale {
+    tile_scale ts;
+    int plain, fast;
+};
+template <int KIND, int F, int BF16>
+__device__ __forceinline__ v7_scale scale_tile16(const qargs &a, uint32_t raw, const float (&tv)[6],
+                                                 float te_mul, float elem_max, const float4 *tab)
+{
+    v7_scale s;
+    s.plain = 1;
+    if (KIND == FPSIM_KIND_NVFP4 && raw < FPSIM_F32_INF_BITS)
+        s.ts = nvfp4_te_scale_tab(__uint_as_float(raw), te_mul, tab);
+    else if (KIND == FPSIM_KIND_MX)
+        s.ts = mx_scale_tab<BF16>(a, raw, tab, &s.plain);
+    else
+        s.ts = scale_of_tile<KIND>(a, raw, tv);
+    /* E2M1 kernels run with FAST_SAT_SMALL only (fast_elem_mode), so their test folds */
+    const int fast_mode = F == FPSIM_E2M1 ? (int)FAST_SAT_SMALL : a.fast_mode;
+    s.fast = tile_is_fast(fast_mode, raw, s.plain, s.ts.mult, elem_max);
+    return s;
+}
+
+/* The second half: the 16 codes under that scale. */
 template <int KIND, int F, int BF16, int SR, int O0, int O1, class E>
-__device__ __forceinline__ v7_tile code_tile16(const qargs &a, const E &e, uint32_t raw, const float (&tv)[6],
-                                               float te_mul, float elem_max, uint32_t f, uint32_t tile_mask,
-                                               const float4 *tab, uint32_t am_more = 0)
+__device__ __forceinline__ v7_tile code_tile16_scaled(const qargs &a, const E &e, uint32_t raw,
+                                                      const v7_scale &s, const float (&tv)[6], float elem_max,
+                                                      uint32_t f, uint32_t tile_mask, uint32_t am_more)
 {
     v7_tile out;
-    int plain = 1;
-    if (KIND == FPSIM_KIND_NVFP4 && raw < FPSIM_F32_INF_BITS)
-        out.ts = nvfp4_te_scale_tab(__uint_as_float(raw), te_mul, tab);
-    else if (KIND == FPSIM_KIND_MX)
-        out.ts = mx_scale_tab<BF16>(a, raw, tab, &plain);
-    else
-        out.ts = scale_of_tile<KIND>(a, raw, tv);
+    out.ts = s.ts;
+    int plain = s.plain;
     constexpr int NW = code_words<F, 16>::W;
     uint32_t c[NW];
     out.sat = 0;
     out.am = raw;
-    /* E2M1 kernels run with FAST_SAT_SMALL only (fast_elem_mode), so their test folds */
-    const int fast_mode = F == FPSIM_E2M1 ? (int)FAST_SAT_SMALL : a.fast_mode;
     /* MX E2M1/E2M3 from bf16: the scale is a power of two, so the bf16-pair forms code the inputs
      * themselves (elem_bf16_pairs.cuh; half the instructions of the float32 forms) */
     constexpr int BF16_PAIRS = bf16_pairs_apply<KIND, F, BF16, SR>::value;
     static_assert(!BF16_PAIRS || is_bf16_elems<E>::value, "the pair forms read the loaded bf16 words");
-    if (tile_is_fast(fast_mode, raw, plain, out.ts.mult, elem_max)) {
+    if (s.fast) {
         if (a.counters) /* the statistics' saturation count, from the float32 products */
 #pragma unroll
             for (int j = 0; j < 16; j++)
@@ -322,6 +342,16 @@ __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const E &e, uint3
     for (int q = 0; q < 4; q++)
         out.c[q] = q < NW ? c[q % NW] : 0u;
     return out;
+}
+
+/* Both halves: the whole tile as kernels v7 and v8 code it. */
+template <int KIND, int F, int BF16, int SR, int O0, int O1, class E>
+__device__ __forceinline__ v7_tile code_tile16(const qargs &a, const E &e, uint32_t raw, const float (&tv)[6],
+                                               float te_mul, float elem_max, uint32_t f, uint32_t tile_mask,
+                                               const float4 *tab, uint32_t am_more = 0)
+{
+    const v7_scale s = scale_tile16<KIND, F, BF16>(a, raw, tv, te_mul, elem_max, tab);
+    return code_tile16_scaled<KIND, F, BF16, SR, O0, O1>(a, e, raw, s, tv, elem_max, f, tile_mask, am_more);
 }
 
 /* Store a coded tile's 16 codes at dst and count its saturated elements (kernels v7 and v8). */

@@ -12,14 +12,15 @@
  * columns allow it, else 4); chunk ch is row block ch / (cols / 16 TW), column block the rest, so
  * the CTA's warps read neighbouring pieces of the same rows. Lane l holds tile column c = l % TW
  * and the NG = TW / 2 rows r = l / TW + (32 / TW) g of the chunk (g < NG): 16 consecutive
- * elements each (32 bytes bf16, 64 float32), all loads issued before any arithmetic. The tile's
- * lanes are those with the same c (xor offsets TW .. 16); its amax is the max over the lane's
- * rows and those lanes. Each (lane, row) codes its 16 elements with code_tile16 as a 1 x 16 row
- * piece of the tile, whose scale all of them compute alike from the tile amax; the exact path's
- * NaN-policy amax adds the lane's other rows (am_more). Stores: 8 code bytes per lane and row,
- * the tile's scale once (lane with r = 0, g = 0), the cuBLAS 128x4 swizzled scale once per tile
- * ROW (every row of a tile carries its scale), and the counters as v7. Shapes: rows % 16 == 0,
- * cols % 64 == 0, fewer than 2^31 elements (the host checks). */
+ * elements each (32 bytes bf16, 64 float32), all loads issued before any arithmetic (on 16 x 128
+ * chunks, a chunk ahead: FPSIM_GPU_V9_PIPE). The tile's lanes are those with the same c (xor
+ * offsets TW .. 16); its amax is the max over the lane's rows and those lanes. Each lane computes
+ * the tile's scale from that amax once (scale_tile16) and codes each of its rows' 16 elements as a
+ * 1 x 16 row piece of the tile (code_tile16_scaled); the exact path's NaN-policy amax adds the
+ * lane's other rows (am_more). Stores: 8 code bytes per lane and row, the tile's scale once (lane
+ * with r = 0, g = 0), the cuBLAS 128x4 swizzled scale once per tile ROW (every row of a tile
+ * carries its scale), and the counters as v7. Shapes: rows % 16 == 0, cols % 64 == 0, fewer than
+ * 2^31 elements (the host checks). */
 #ifndef FPSIM_BLOCK_TILES16_FAST_KERNEL_CUH
 #define FPSIM_BLOCK_TILES16_FAST_KERNEL_CUH
 
@@ -32,6 +33,14 @@
  * SM) where the columns allow it; 0: always 4 (16 x 64, two rows per lane, three CTAs). */
 #ifndef FPSIM_GPU_V9_WIDE
 #define FPSIM_GPU_V9_WIDE 1
+#endif
+
+/* 1: a warp of the 16 x 128 chunks loads its next chunk into registers before coding the current
+ * one, as kernel v7's E2M1 kernels do since run 74 (run 92 found v9 waiting on its loads); 0: at
+ * the chunk's start. Run 108: NVFP4 16x16 79.4 -> 82.3% of copy; the 16 x 64 chunks measured 3
+ * points slower pipelined than the 16 x 128 ones without, so they load at the chunk's start. */
+#ifndef FPSIM_GPU_V9_PIPE
+#define FPSIM_GPU_V9_PIPE 1
 #endif
 
 /* Kernel v9 with TW tiles per chunk (4 or 8): lane l holds tile column l % TW and the NG = TW / 2
@@ -58,11 +67,25 @@ __global__ void __launch_bounds__(256, TW == 8 ? 2 : FPSIM_GPU_V7_MIN_BLOCKS)
     const uint32_t tile_mask = (TW == 8 ? 0x01010101u : 0x11111111u) << c;
     const uint32_t ncb = cols / CW, nch = (rows / 16u) * ncb;
     const uint32_t warps = gridDim.x * (blockDim.x / 32u);
-    for (uint32_t ch = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u; ch < nch; ch += warps) {
+    constexpr int PIPE = FPSIM_GPU_V9_PIPE && TW == 8;
+    auto load_chunk = [&](uint32_t chunk, uint4(&dst)[NG][W]) {
+        const uint32_t lrb = chunk / ncb, lcb = chunk % ncb;
+#pragma unroll
+        for (int g = 0; g < NG; g++) {
+            const size_t f = (size_t)(lrb * 16u + r + RSTEP * (uint32_t)g) * cols + lcb * CW + c * 16u;
+#pragma unroll
+            for (int k = 0; k < W; k++)
+                dst[g][k] = __ldcs(reinterpret_cast<const uint4 *>(a.x) + f / (16 / W) + k);
+        }
+    };
+    const uint32_t first = blockIdx.x * (blockDim.x / 32u) + threadIdx.x / 32u;
+    uint4 w[NG][W];
+    if (PIPE && first < nch) load_chunk(first, w);
+    for (uint32_t ch = first; ch < nch; ch += warps) {
         const uint32_t rb = ch / ncb, cb = ch % ncb;
-        /* The chunk FPSIM_GPU_V9_PREFETCH_AHEAD passes ahead into L2: its 16 row pieces of CW
-         * elements, 128-byte lines spread over the lanes. */
-        const uint32_t ahead = ch + FPSIM_GPU_V9_PREFETCH_AHEAD * warps;
+        /* The chunk FPSIM_GPU_V9_PREFETCH_AHEAD passes beyond the loaded ones into L2: its 16 row
+         * pieces of CW elements, 128-byte lines spread over the lanes. */
+        const uint32_t ahead = ch + ((uint32_t)PIPE + FPSIM_GPU_V9_PREFETCH_AHEAD) * warps;
         if (ahead < nch) {
             const char *base = static_cast<const char *>(a.x) +
                                ((size_t)(ahead / ncb) * 16u * cols + (ahead % ncb) * CW) * ESIZE;
@@ -72,14 +95,11 @@ __global__ void __launch_bounds__(256, TW == 8 ? 2 : FPSIM_GPU_V7_MIN_BLOCKS)
                 prefetch_line_l2(base + (size_t)(i / PER_ROW) * cols * ESIZE + (i % PER_ROW) * 128u);
             }
         }
-        uint4 w[NG][W];
-#pragma unroll
-        for (int g = 0; g < NG; g++) {
-            const size_t f = (size_t)(rb * 16u + r + RSTEP * (uint32_t)g) * cols + cb * CW + c * 16u;
-#pragma unroll
-            for (int k = 0; k < W; k++)
-                w[g][k] = __ldcs(reinterpret_cast<const uint4 *>(a.x) + f / (16 / W) + k);
-        }
+        uint4 wn[NG][W];
+        if (!PIPE)
+            load_chunk(ch, w);
+        else if (ch + warps < nch)
+            load_chunk(ch + warps, wn);
         /* the tile's max of |x| bits (NaN above Inf): this lane's rows, then the tile's lanes */
         uint32_t raw = 0;
 #pragma unroll
@@ -108,6 +128,9 @@ __global__ void __launch_bounds__(256, TW == 8 ? 2 : FPSIM_GPU_V7_MIN_BLOCKS)
                         pm[g] = max(pm[g], abs_bits(v[j], a.nan_ignore));
                 }
         const uint32_t tile_col = cb * TW + c;
+        /* the tile's scale, once for the lane's four rows (code_tile16 computed it per row: run
+         * 109, with the pipelined loads, 82.3 -> 86.9% of copy) */
+        const v7_scale s = scale_tile16<KIND, F, BF16>(a, raw, tv, te_mul, elem_max, tab);
 #pragma unroll
         for (int g = 0; g < NG; g++) {
             const uint32_t row = rb * 16u + r + RSTEP * (uint32_t)g;
@@ -119,8 +142,8 @@ __global__ void __launch_bounds__(256, TW == 8 ? 2 : FPSIM_GPU_V7_MIN_BLOCKS)
 #pragma unroll
             for (int k = 0; k < W; k++)
                 widen_word<BF16>(w[g][k], e.v + (BF16 ? 8 : 4) * k);
-            const v7_tile tc = code_tile16<KIND, F, BF16, 0, TW, 32>(a, e, raw, tv, te_mul, elem_max, 0u,
-                                                                     tile_mask, tab, am_more);
+            const v7_tile tc = code_tile16_scaled<KIND, F, BF16, 0, TW, 32>(a, e, raw, s, tv, elem_max, 0u,
+                                                                            tile_mask, am_more);
             store_tile16<F>(a, tc, a.codes + (size_t)row * a.code_stride + tile_col * 8u);
             if (a.want_cublas) a.cub8[swizzle128x4(row, tile_col, a.cublas_cols)] = (uint8_t)tc.ts.code;
             if (g != 0 || r != 0) continue;
@@ -130,6 +153,12 @@ __global__ void __launch_bounds__(256, TW == 8 ? 2 : FPSIM_GPU_V7_MIN_BLOCKS)
             if (a.scale_inv) a.scale_inv[si] = tc.ts.inv;
             if (a.scale_codes) a.scale_codes[si] = (uint8_t)tc.ts.code;
         }
+        if (PIPE)
+#pragma unroll
+            for (int g = 0; g < NG; g++)
+#pragma unroll
+                for (int k = 0; k < W; k++)
+                    w[g][k] = wn[g][k];
     }
 }
 

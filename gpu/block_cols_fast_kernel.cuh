@@ -480,8 +480,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                 if constexpr (BF16 && !ROLLED && !MMA) {
                     raw = jodd ? (pair_max & 0xFFFF0000u) : (pair_max << 16);
                 } else if constexpr (MMA) {
-                    /* the BF16 outputs' max as pairs, then the larger half (run 108: 35 instructions
-                     * per column from the widened floats, about 14 this way) */
+                    /* the BF16 outputs' max as pairs, then the larger half: 8 masks, 4 SIMD maxima
+                     * and a fold, where the 16 widened floats took 35 instructions (run 108) */
                     uint32_t pm = __vmaxu2(pw[0] & 0x7FFF7FFFu, pw[1] & 0x7FFF7FFFu);
 #pragma unroll
                     for (int i = 2; i < 8; i += 2)

@@ -61,13 +61,6 @@ constexpr uint32_t COLS_V8_ROW_BYTES = 256u, COLS_V8_STAGE_BYTES = 128u * COLS_V
 #endif
 constexpr uint32_t COLS_V8_STAGES = FPSIM_GPU_COLS_V8_STAGES;
 
-/* 1: the bf16 nearest-even kernels without the RHT code a lane's four columns in a loop of two
- * iterations, one word's two columns unrolled in each (24% less code); 0: all four unrolled.
- * Run 108: 1 measured MXFP4 cols 3 points slower, NVFP4 cols no faster than 0. */
-#ifndef FPSIM_GPU_COLS_V8_PAIR_ROLL
-#define FPSIM_GPU_COLS_V8_PAIR_ROLL 0
-#endif
-
 /* CTAs per SM kernel v8 is compiled for (registers: at most 65536 / (256 x this)); 3 measured
  * slower than 2 (gpu/RESULTS.md run 21). */
 #ifndef FPSIM_GPU_COLS_V8_MIN_BLOCKS
@@ -397,11 +390,11 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
          * cache (ncu, run 36: "no instruction" was the main stall; 24K instructions per kernel).
          * Rolling the rhtsum=mma nearest-even loop too measured slower (run 60). */
         constexpr int ROLLED = SR || RHT == COLS_V8_RHT_EXACT;
-        /* columns unrolled together: NC, one where ROLLED, two (a bf16 word's pair) under
-         * FPSIM_GPU_COLS_V8_PAIR_ROLL for the nearest-even kernels without the RHT. With JU = NC
-         * the outer loop runs once; the same arithmetic as one loop over j, but this form measured
-         * NVFP4 cols 1.5 points faster (run 108: 78.7 against 76.8-77.4%; its registers differ). */
-        constexpr int JU = ROLLED ? 1 : (FPSIM_GPU_COLS_V8_PAIR_ROLL && BF16 && !RHT ? 2 : NC);
+        /* columns unrolled together: NC, or one where ROLLED. With JU = NC the outer loop runs
+         * once; the same arithmetic as one loop over j, but this form measured NVFP4 cols 1.5
+         * points faster (run 108: 78.7 against 76.8-77.4%; its registers differ). Two, a bf16
+         * word's pair of columns, measured MXFP4 cols 3 points slower (run 108, build B). */
+        constexpr int JU = ROLLED ? 1 : NC;
 #pragma unroll 1
         for (int jo = 0; jo < NC; jo += JU)
 #pragma unroll
@@ -486,7 +479,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
 #pragma unroll
                     for (int i = 2; i < 8; i += 2)
                         pm = __vimax3_u16x2(pm, pw[i] & 0x7FFF7FFFu, pw[i + 1] & 0x7FFF7FFFu);
-                    raw = max(pm << 16, pm & 0xFFFF0000u);
+                    raw = amax_of_bf16x2(pm);
                 } else {
 #pragma unroll
                     for (int i = 0; i < 16; i++)

@@ -279,16 +279,23 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     const uint32_t tcols = cols / (wx * WCOLS);
     const size_t row_bytes = (size_t)cols * (BF16 ? 2 : 4);
     extern __shared__ uint4 cols_stage[];
-    /* Staging a CTA tile (128 rows of 2 wx pieces, by cp.async): thread q copies piece q % (2 wx)
-     * of rows q / (2 wx) + 16 k, k = 0 .. 7 (32 wx threads, 8 pieces each). Row q / (2 wx) + 16 k
-     * is in row group k, so its slot is the piece ^ 2k: byte offset dst0 ^ (k << 5), plus 16 k rows. */
-    const uint32_t my_piece = threadIdx.x % (2u * wx), my_row = threadIdx.x / (2u * wx);
+    /* Staging a CTA tile (128 rows of 2 wx pieces, by cp.async): thread q copies piece p = q % (2 wx)
+     * of 8 rows (32 wx threads, 8 pieces each). Piece p of row r sits in slot p ^ 2 (r / 16) (see
+     * COLS_V8_ROW_BYTES), so with m = q / (2 wx) (0-15) thread q takes rows 16 (m % 8) + m / 8 + 2 k,
+     * k = 0 .. 7: eight rows of ONE row group, whose slot is the same for all eight, and the copies
+     * are one offset plus k * 512 bytes (a compile-time offset). Until run 115 thread q took rows
+     * m + 16 k, one per row group, whose slot changed with k: an XOR and an add per copy, and NVFP4
+     * cols ran 2 points slower (run 115: 79.8 -> 81.7% of copy, MXFP4 cols 83.1 -> 83.7). A warp's
+     * copies still cover two rows of 2 wx pieces each. Under rhtsum=mma the slot is p ^ (r % 8)
+     * instead, for ldmatrix, which reads 8 consecutive rows of one piece from 8 different slots
+     * then (the tile is not read by columns from the staging buffer): thread q keeps rows m + 16 k,
+     * whose r % 8 is the same. */
+    const uint32_t my_piece = threadIdx.x % (2u * wx), my_m = threadIdx.x / (2u * wx);
     const uint32_t stage_base = (uint32_t)__cvta_generic_to_shared(cols_stage);
-    /* Under rhtsum=mma the slot is the piece ^ (row % 8) instead (the same for the 8 rows a thread
-     * copies): ldmatrix reads 8 consecutive rows of one piece, which then sit in 8 different slots
-     * (the tile is not read by columns from the staging buffer then). */
-    const uint32_t dst0 = my_row * COLS_V8_ROW_BYTES + (MMA ? (my_piece ^ (my_row % 8u)) : my_piece) * 16u;
-    const size_t src0 = (size_t)my_row * row_bytes + my_piece * 16u, src_step = 16u * row_bytes;
+    const uint32_t first_row = MMA ? my_m : 16u * (my_m % 8u) + my_m / 8u, row_step = MMA ? 16u : 2u;
+    const uint32_t dst0 =
+        first_row * COLS_V8_ROW_BYTES + (my_piece ^ (MMA ? first_row % 8u : 2u * (my_m % 8u))) * 16u;
+    const size_t src0 = (size_t)first_row * row_bytes + my_piece * 16u, src_step = row_step * row_bytes;
     /* The order of the CTA tiles: bands of K tile rows (K = a.v8_group, block_cols_fast_group, or
      * the largest power of two dividing the tile rows if smaller), each band taken column by
      * column, K tiles down each column: tile t is tile row (t / K / tcols) * K + t % K, tile column
@@ -328,8 +335,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             const uint32_t dst = stage_base + buf * COLS_V8_STAGE_BYTES;
 #pragma unroll
             for (uint32_t k = 0; k < 8u; k++)
-                cp_async16_shared(dst + (MMA ? dst0 : dst0 ^ (k << 5)) + k * 16u * COLS_V8_ROW_BYTES,
-                                  src + k * src_step);
+                cp_async16_shared(dst + dst0 + k * row_step * COLS_V8_ROW_BYTES, src + k * src_step);
         }
         cp_async_commit();
     };

@@ -34,7 +34,10 @@
  * and the element multiplier 1 / (scale x S_dec), at most FLT_MAX. */
 __device__ __forceinline__ uint32_t nvfp4_te_code(float amax, float te_mul)
 {
-    return fpsim_hw_cvt_pair(fminf(__fmul_rn(amax, te_mul), FLT_MAX), 0.f, 0) & 0xFFu;
+    /* TE clamps the product at FLT_MAX before its cast; satfinite takes +Inf to 448 as it takes
+     * FLT_MAX, and the product is never NaN (amax finite, te_mul finite: S_enc <= FLT_MAX), so the
+     * clamp is left out (run 117) */
+    return fpsim_hw_cvt_pair(__fmul_rn(amax, te_mul), 0.f, 0) & 0xFFu;
 }
 __device__ __forceinline__ float nvfp4_te_mult(float inv, float s_dec)
 {

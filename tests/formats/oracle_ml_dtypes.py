@@ -6,8 +6,11 @@ ml_dtypes type and, in the same chunk, by the fpsim CLI fed through a pipe; the 
 identical, NaN encodings included. Formats marked FULL sweep all 2^32 float32 inputs; the others
 take every STRIDE-th bit pattern (an odd stride, so every low mantissa bit pattern occurs) plus
 every input within 8 ulps of each representable value and midpoint. float64 sources are checked
-on random values and values next to every midpoint: NumPy's astype from float64 goes through
-float32 (formats-spec.md §1.3), and fpsim's ml_dtypes policy must do the same.
+on random values and values next to every midpoint: in ml_dtypes 0.6 NumPy's astype from float64
+goes through float32 (formats-spec.md §1.3), and fpsim's ml_dtypes policy does the same. ml_dtypes
+0.7.0 rounds float64 once instead (measured 2026-12-01: 0x1.0000000000001p-10 -> e4m3 0x01 where
+0.6 gives 0x00), so under any release but 0.6.x the float64 sweep is skipped with a message (the
+float32 sweeps, which 0.7.0 passes, still run); CI pins ml_dtypes==0.6.0.
 
 Usage: oracle_ml_dtypes.py --fpsim PATH [--stride S] [--formats a,b,...]
   --stride S   sample every format with stride S (the fast label's quick run)
@@ -224,6 +227,11 @@ def main():
               file=sys.stderr)
         return 1
     print(f"ml_dtypes {ml_dtypes.__version__}, numpy {np.__version__}", flush=True)
+    f64_modelled = ml_dtypes.__version__.split(".")[:2] == ["0", "6"]
+    if not f64_modelled:
+        print(f"note: float64 sweeps skipped: the ml_dtypes policies model 0.6's astype from float64 "
+              f"(through float32), not {ml_dtypes.__version__}'s; pip install ml_dtypes==0.6.0 for them",
+              flush=True)
     # NaN/overflow casts are the point here, not a warning (np.seterr is per thread)
     warnings.simplefilter("ignore", RuntimeWarning)
     failed = 0
@@ -233,7 +241,8 @@ def main():
                 dtname, full = FORMATS[fmt]
                 stride = args.stride if args.stride > 0 else (1 if full else SAMPLED_STRIDE)
                 failed += sweep_f32(args.fpsim, fmt, dtname, stride, pool)
-                failed += sweep_f64(args.fpsim, fmt, dtname, pool)
+                if f64_modelled:
+                    failed += sweep_f64(args.fpsim, fmt, dtname, pool)
         except RuntimeError as e:
             print(f"FAIL {e}", file=sys.stderr)
             return 1

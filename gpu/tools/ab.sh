@@ -41,7 +41,8 @@ for i in $(seq 1 "$rounds"); do
     if [ $((i % 2)) = 0 ]; then cur=($(printf '%s\n' "${cur[@]}" | tac)); fi
     for b in "${cur[@]}"; do
         echo "== $b $i" >> "$P"
-        timeout 60 ".carry/fpsim-device-$b" bench quantize --device gpu "${args[@]}" 2>&1 | grep -E "copy|bf16" >> "$P"
+        timeout 60 ".carry/fpsim-device-$b" bench quantize --device gpu "${args[@]}" 2>&1 |
+            grep -E "copy|bf16" >> "$P"
     done
 done
 echo "all done ($(( $(date +%s) - t0 )) s)" >> "$P"

@@ -53,13 +53,11 @@ __host__ __device__ constexpr int block_cols_fast_row_groups(int tc)
  * Piece c of staged row r sits in slot c ^ (2 (r / 16)): the 4 row groups (16 rows each) that a
  * half-warp reads at once get slots 0, 2, 4, 6 apart, so their 8-byte reads fall in different banks. */
 constexpr uint32_t COLS_V8_ROW_BYTES = 256u, COLS_V8_STAGE_BYTES = 128u * COLS_V8_ROW_BYTES;
-/* Staging buffers: two (the tile gridDim.x ahead loads while this one is coded). Three measured
- * slower, whether with one barrier per pass (run 49) or two (run 51): 79% against 82-83% of copy
- * for MXFP8 cols; so had three and four in runs 20-21. */
-#ifndef FPSIM_GPU_COLS_V8_STAGES
-#define FPSIM_GPU_COLS_V8_STAGES 2
-#endif
-constexpr uint32_t COLS_V8_STAGES = FPSIM_GPU_COLS_V8_STAGES;
+/* Staging buffers: two (the tile gridDim.x ahead loads while this one is coded), which the pass
+ * loop relies on. Three measured slower, whether with one barrier per pass (run 49) or two (run
+ * 51): 79% against 82-83% of copy for MXFP8 cols; so had three and four in runs 20-21. (The
+ * FPSIM_GPU_COLS_V8_STAGES option that built them is gone since run 121's review.) */
+constexpr uint32_t COLS_V8_STAGES = 2;
 
 /* CTAs per SM kernel v8 is compiled for (registers: at most 65536 / (256 x this)); 3 measured
  * slower than 2 (gpu/RESULTS.md run 21). */
@@ -355,9 +353,9 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     const uint32_t mma_line = (rg * 4u + cg) * 128u, mma_x = (rg * 4u + cg) % 8u;
     /* the float32 scales or the cuBLAS layout wanted: stored column by column (PASS_STORES) */
     const bool per_column_scales = a.scale_inv != nullptr || a.want_cublas;
-    /* the first STAGES - 1 tiles start loading; each pass starts the tile STAGES - 1 passes ahead
-     * in the buffer the pass before read (the pass's last barrier has let every lane leave it),
-     * then waits for its own tile (at most STAGES - 1 newer groups pending) */
+    /* the first tile starts loading; each pass starts the next one in the other buffer, which the
+     * pass before read (the pass's last barrier has let every lane leave it), then waits for its
+     * own tile (at most one newer group pending) */
     const uint32_t u0 = blockIdx.x >> kshift, k0 = blockIdx.x & (K - 1u);
     tile_pos cur = {((u0 / tcols) << kshift) + k0, u0 % tcols, u0 / tcols, k0}, ahead = cur;
 #pragma unroll
@@ -366,21 +364,15 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         advance(ahead);
     }
     uint32_t buf = 0;
-#if FPSIM_GPU_COLS_V8_STAGES == 2
-    /* With two stages the tile staged at a pass's start (ahead) is the next pass's own, so the
-     * next position is copied from ahead instead of stepped a second time (run 117, with the
-     * NVFP4 scale code's clamp left out: NVFP4 cols 82.1 -> 83.4% of copy, SR+RHT under
-     * rhtsum=mma 47.7 -> 48.9%, block FP8 cols +0.7, MXFP4 cols -0.8 within its spread). */
+    /* The tile staged at a pass's start (ahead) is the next pass's own, so the next position is
+     * copied from ahead instead of stepped a second time (run 117, with the NVFP4 scale code's
+     * clamp left out: NVFP4 cols 82.1 -> 83.4% of copy, SR+RHT under rhtsum=mma 47.7 -> 48.9%,
+     * block FP8 cols +0.7, MXFP4 cols -0.8 within its spread). */
     tile_pos next = ahead;
     for (; cur.row < trows; cur = next, buf ^= 1u) {
         next = ahead;
         stage_tile(ahead, buf ^ 1u); /* the last pass read it */
         advance(ahead);
-#else
-    for (; cur.row < trows; advance(cur), buf = buf + 1u == COLS_V8_STAGES ? 0u : buf + 1u) {
-        stage_tile(ahead, buf == 0u ? COLS_V8_STAGES - 1u : buf - 1u); /* the last pass read it */
-        advance(ahead);
-#endif
         /* this tile has landed (this thread's pieces; after the barrier, everyone's) */
         cp_async_wait<COLS_V8_STAGES - 1>();
         __syncthreads();

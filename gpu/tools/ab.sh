@@ -9,9 +9,19 @@
 # machine's speed falls on every build alike. Output: $OUT/ab.txt (the summary and every bf16 row),
 # $OUT/verify-NAME.log. Runs 114-118 used per-run scripts of this shape (gpu/results/run108-scripts).
 set -u
+usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; }
+case "${1:-}" in -h | --help) usage; exit 0 ;; "") usage >&2; exit 2 ;; esac
 cd "$(dirname "$0")/../.."
-probes=${1:?usage: ab.sh "NAME..." [ROUNDS] [CASE...]}
+probes=$1
 rounds=${2:-3}
+case "$rounds" in
+'' | *[!0-9]* | 0) echo "ab.sh: ROUNDS must be a positive integer, not '$rounds'" >&2; exit 2 ;;
+esac
+[ -f .carry/bundle.tar.gz ] ||
+    { echo "ab.sh: no .carry/bundle.tar.gz (run gpu/tools/device_final.sh pack first)" >&2; exit 2; }
+for b in $probes; do
+    [ -x ".carry/fpsim-device-$b" ] || { echo "ab.sh: no executable .carry/fpsim-device-$b" >&2; exit 2; }
+done
 shift $(( $# >= 2 ? 2 : 1 ))
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(nvfp4 mxfp4 mxfp8-e4m3 fp8-block)

@@ -125,7 +125,9 @@ __global__ void __launch_bounds__(256, RHT ? 2 : 3) block_cols_kernel(qargs a, u
         else
             ts = scale_of_tile(a, raw, tv);
         if (a.kind == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
-        const int fast = !clamp6 && tile_is_fast(a.fast_mode, raw, plain, ts.mult, elem_max);
+        /* the SR fast form takes 2^-14 times the multiplier, exact from 2^-112 on */
+        const int fast = !clamp6 && tile_is_fast(a.fast_mode, raw, plain, ts.mult, elem_max) &&
+                         (!SR || ts.mult >= 0x1p-112f);
         am = raw;
         if (raw >= FPSIM_F32_INF_BITS) { /* NaN/Inf: the amax under the NaN policy, and its scale */
             const uint32_t lane = (uint32_t)t & 31u;
@@ -158,10 +160,20 @@ __global__ void __launch_bounds__(256, RHT ? 2 : 3) block_cols_kernel(qargs a, u
                 for (int j = 0; j < 8; j++) sat += fabsf(y[j]) > elem_max;
             uint32_t cw[code_words<F, 8>::W];
             if constexpr (SR) {
-                uint32_t kw[8];
+                const float m14 = __fmul_rn(ts.mult, 0x1p-14f);
+                float t[8];
+                uint32_t sg[8], w[2];
 #pragma unroll
-                for (int j = 0; j < 8; j++) kw[j] = sr_magic_of_byte(rb[j]);
-                fast_codes_sr<8>(y, kw, cw);
+                for (int j = 0; j < 8; j++) {
+                    t[j] = __fmul_rn(fabsf(v[j]), m14);
+                    sg[j] = __float_as_uint(v[j]);
+                }
+                /* the bytes back into their words: element j's in byte j % 4 of w[j / 4] */
+#pragma unroll
+                for (int m = 0; m < 2; m++)
+                    w[m] = __byte_perm(__byte_perm(rb[4 * m], rb[4 * m + 1], 0x0073u),
+                                       __byte_perm(rb[4 * m + 2], rb[4 * m + 3], 0x0073u), 0x5410u);
+                fast_codes_sr_f16<8>(t, sg, w, cw);
             } else {
                 fast_codes<F, 8>(y, es, cw);
             }

@@ -176,16 +176,6 @@ __device__ __forceinline__ void sr_bytes16(uint32_t (&rb)[16], const qargs &a, u
         rb[j] = __byte_perm(w[j / 4], 0u, 0x0444u | (uint32_t)(j % 4) << 12);
 }
 
-/* The same bytes in the paired SR form's layout (fast_codes_sr): 0x4B000000 | byte, one PRMT each. */
-__device__ __forceinline__ void sr_magic16(uint32_t (&kw)[16], const qargs &a, uint32_t f)
-{
-    uint32_t w[4];
-    sr_block16(w, a, f);
-#pragma unroll
-    for (int j = 0; j < 16; j++)
-        kw[j] = __byte_perm(w[j / 4], 0x4B000000u, 0x7650u | (uint32_t)(j % 4));
-}
-
 /* Sixteen elements, and their packed codes with the count of saturated elements. */
 struct v7_elems {
     float v[16];
@@ -296,7 +286,8 @@ __device__ __forceinline__ v7_tile code_tile16_scaled(const qargs &a, const E &e
      * themselves (elem_bf16_pairs.cuh; half the instructions of the float32 forms) */
     constexpr int BF16_PAIRS = bf16_pairs_apply<KIND, F, BF16, SR>::value;
     static_assert(!BF16_PAIRS || is_bf16_elems<E>::value, "the pair forms read the loaded bf16 words");
-    if (s.fast) {
+    /* the float16 SR route needs 2^-14 times the multiplier exact: other tiles take the exact path */
+    if (s.fast && (!SR || out.ts.mult >= 0x1p-112f)) {
         if (a.counters) /* the statistics' saturation count, from the float32 products */
 #pragma unroll
             for (int j = 0; j < 16; j++)
@@ -306,18 +297,26 @@ __device__ __forceinline__ v7_tile code_tile16_scaled(const qargs &a, const E &e
             if constexpr (BF16_PAIRS)
                 fast_codes_bf16_pow2<F, 16>(e, fpsim_bf16x2_pow2_of_f32_bits(__float_as_uint(out.ts.mult)),
                                             c);
+        } else if constexpr (SR) {
+            /* the float16 route (fast_codes_sr_f16, run 122: NVFP4 SR rows 63 -> 72% of copy, SR+RHT
+             * under rhtsum=mma 48 -> 55.5%): the multiplier times 2^-14, exact since the fast case
+             * here needs the multiplier at least 2^-112 */
+            const float m14 = __fmul_rn(out.ts.mult, 0x1p-14f);
+            float t[16];
+            uint32_t sg[16], w[4];
+#pragma unroll
+            for (int j = 0; j < 16; j++) {
+                t[j] = __fmul_rn(fabsf(elem_f32(e, j)), m14);
+                sg[j] = __float_as_uint(elem_f32(e, j));
+            }
+            sr_block16(w, a, f);
+            fast_codes_sr_f16<16>(t, sg, w, c);
         } else {
             float y[16];
 #pragma unroll
             for (int j = 0; j < 16; j++)
                 y[j] = __fmul_rn(elem_f32(e, j), out.ts.mult);
-            if constexpr (SR) {
-                uint32_t kw[16];
-                sr_magic16(kw, a, f);
-                fast_codes_sr<16>(y, kw, c);
-            } else {
-                fast_codes<F, 16>(y, a.es, c);
-            }
+            fast_codes<F, 16>(y, a.es, c);
         }
     } else {
         if (raw >= FPSIM_F32_INF_BITS) {

@@ -289,50 +289,56 @@ __host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_rne_sat_small(uint32_t
     return m | (fpsim_sign_pair(a, b) & 0x00080008u);
 }
 
-/* E2M1 stochastic rounding with 8 random bits of two NON-NaN float32 a and b with |a|, |b| < 2^13
- * under a saturating policy: fpsim_e2m1_sr8_sat's codes, a's in bits 0..3 and b's in bits 16..19
- * (0 elsewhere). ka, kb: the float 2^23 + byte (bits 0x4B000000 | byte), byte = the element's
- * random byte. Two candidates per element, one of them from the float's bits (until run 91 three,
- * floor(2t + u), floor(t + u) + 2 and floor(t/2 + u) + 4, took two FP32 sums each). With t = |x|
- * and u = byte / 256:
- *  - A = floor(2t + u), the core's code on [0, 2): RZ(512 t + 2^23 + byte) = 2^23 + floor(512 t)
- *    + byte (ulp 1 there, one rounding in the FMA; 512 t + byte < 2^23), so bits 8..23 of its
- *    float hold floor((floor(512 t) + byte) / 256) = floor(2t + u) (bit 23, the exponent's
- *    lowest, is 0);
- *  - B = the core's code for t >= 1 (fpsim_e2m1_sr8_sat's mag_normal, (|x|bits + byte * 2^14 -
- *    0x3F000000) >> 22, the carry running into the exponent), taken at m = max(t, 1): byte 3 of
- *    4 (m - 0x3F000000) + byte * 2^16 (mod 2^32: 4 m + 2^26 + (ka << 16), as ka's other bits
- *    shift out), the same sum times 4, below 128 for t < 2^13 (B <= 29), so its sign bit is 0;
- *  - the code is min(A, B, 7): below 1, B = 2 >= A; from 1 on, A >= B (equal on [1, 2), and
- *    2t >= t + 2 on [2, 4), 2t >= t / 2 + 4 on [4, 8), ...; floor(z + u) is monotone in z).
- * One PRMT takes both A (bytes 1-2 of each FMA result), one both B (byte 3 of each word, over a
- * byte of its sign bit replicated: 0), and one VIMNMX3.U16x2 the smallest of A, B and 7 for both
- * elements. The host build computes the same operations and must run with the rounding mode set
- * to toward-zero (fesetround(FE_TOWARDZERO); 512 t is exact in any mode). tests/gpu/test_lean_rne.cu
- * compares both lanes with the core on every non-NaN input below 2^13 with three bytes each. */
-__host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_sr8_sat_small(uint32_t a, uint32_t b, uint32_t ka,
-                                                                      uint32_t kb)
+/* The float16 bits of the non-negative float32 with bits u, below 65520, rounded toward zero (the
+ * model of cvt.rz's lanes, from the bits alone): below 2^-14 the multiple of 2^-24 under it,
+ * floor(t 2^24) = the significand shifted right by 126 - exponent (0 for float32 subnormals and
+ * shifts past 31); from 2^-14 on the exponent rebiased from 127 to 15 and the mantissa's top 10
+ * bits. tests/gpu/test_f16_rz_hw.cu compares it with the hardware on every input below 2^-1. */
+__host__ __device__ __forceinline__ uint32_t fpsim_f16_rz_bits(uint32_t u)
+{
+    if (u >= 0x38800000u) return (u >> 13) - (112u << 10);
+    const uint32_t e = u >> 23;
+    return e == 0 || 126u - e > 31u ? 0u : (0x800000u | (u & 0x7FFFFFu)) >> (126u - e);
+}
+
+/* Two of them: a's in the low half, b's in the high (cvt.rz.f16x2.f32 on the device, subnormal
+ * halves kept; fpsim_f16_rz_bits on the host). */
+__host__ __device__ __forceinline__ uint32_t fpsim_f16x2_rz(float a, float b)
 {
 #if defined(__CUDA_ARCH__)
-    const float ta = fabsf(__uint_as_float(a)), tb = fabsf(__uint_as_float(b));
-    const uint32_t aa = __float_as_uint(__fmaf_rz(ta, 512.0f, __uint_as_float(ka)));
-    const uint32_t ab = __float_as_uint(__fmaf_rz(tb, 512.0f, __uint_as_float(kb)));
-    const uint32_t ma = __float_as_uint(fmaxf(ta, 1.0f)), mb = __float_as_uint(fmaxf(tb, 1.0f));
+    uint32_t d;
+    asm("cvt.rz.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(b), "f"(a)); /* the first source is the high half */
+    return d;
 #else
-    const uint32_t xa = a & 0x7FFFFFFFu, xb = b & 0x7FFFFFFFu;
-    float ta, tb, fa, fb;
-    memcpy(&ta, &xa, 4);
-    memcpy(&tb, &xb, 4);
-    memcpy(&fa, &ka, 4);
-    memcpy(&fb, &kb, 4);
-    const float s[4] = {ta * 512.0f + fa, tb * 512.0f + fb, ta < 1.0f ? 1.0f : ta, tb < 1.0f ? 1.0f : tb};
-    uint32_t sb[4];
-    memcpy(sb, s, sizeof sb);
-    const uint32_t aa = sb[0], ab = sb[1], ma = sb[2], mb = sb[3];
+    uint32_t ua, ub;
+    memcpy(&ua, &a, 4);
+    memcpy(&ub, &b, 4);
+    return fpsim_f16_rz_bits(ua) | fpsim_f16_rz_bits(ub) << 16;
 #endif
-    const uint32_t ba = ma * 4u + 0x04000000u + (ka << 16), bb = mb * 4u + 0x04000000u + (kb << 16);
-    const uint32_t m = fpsim_min3_u16x2(fpsim_prmt<0x6521u>(aa, ab), fpsim_prmt<0xF7B3u>(ba, bb), 0x00070007u);
-    return m | (fpsim_sign_pair(a, b) & 0x00080008u);
+}
+
+/* E2M1 stochastic rounding with 8 random bits by way of float16 (from run 122), two elements at
+ * once: the magnitudes of fpsim_e2m1_sr8_sat's codes in bits 9-11 (element a) and 25-27 (b), 0
+ * elsewhere. h = fpsim_f16x2_rz(t_a 2^-14, t_b 2^-14) for the magnitudes t = |y| < 2^13 (2^-14 t is
+ * exact unless below 2^-126, where the code is 0 either way); r = the elements' random bytes in
+ * bits 0-7 and 16-23, 0 elsewhere. Per lane, with u = byte / 256:
+ *  - t < 1: 2^-14 t is a float16 subnormal, bits floor(1024 t), and (bits + 2 byte) >> 9 =
+ *    floor((floor(512 t) + byte) / 256) = floor(2t + u), the core's code below 1 (the dropped
+ *    lowest bit cannot carry: 2 (floor(512 t) + byte) is even);
+ *  - t in [2^e, 2^(e+1)), e >= 0: the exponent field is e + 1 and the mantissa the fraction's top
+ *    10 bits M, so (bits + 2 byte) >> 9 = 2 (e + 1) + floor((M + 2 byte) / 512): the code of the
+ *    binade's lower neighbour plus one when the fraction's top 8 bits plus the byte carry, the carry
+ *    running into the exponent (the core's mag_normal);
+ *  - one VIMNMX.U16x2 caps the lane at 0x0FFF (code 7, 6.0) and a mask keeps the code bits. Lanes
+ *    stay below 0x4000 (2^-14 t < 2^-1), so the 32-bit add never carries between them.
+ * Until run 122 the kernels took two float32 candidates per element instead (floor(2t + u) from
+ * an FMA rounded toward zero, and the normal code from the bits of max(t, 1) plus the byte), about
+ * 16 instructions a pair against 8 here. tests/gpu/test_lean_rne.cu compares both lanes with the
+ * core on every input below 2^13 with three bytes each, on the host; `fpsim verify --device gpu`
+ * checks the hardware's conversion through the kernels. */
+__host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_sr8_f16(uint32_t h, uint32_t r)
+{
+    return fpsim_min_u16x2(h + 2u * r, 0x0FFF0FFFu) & 0x0E000E00u;
 }
 
 /* E8M0 nearest of four float32 x[0..3] whose magnitudes are normal and below 0x7F400000 (codes 1 to

@@ -36,7 +36,7 @@ enum { FAST_NEVER = 0, FAST_SATURATING = 1, FAST_IF_NO_OVERFLOW = 2, FAST_SAT_SM
  * (sm_89+, hw != 0). */
 inline int fast_elem_mode(const fpsim_spec *es, int hw)
 {
-    /* stochastic rounding: E2M1 with a byte per element only (fpsim_e2m1x2_sr8_sat_small) */
+    /* stochastic rounding: E2M1 with a byte per element only (fpsim_e2m1x2_sr8_f16) */
     const int sr8 = es->round == FPSIM_SR && es->format == FPSIM_E2M1 && es->sr_bits == 8;
     if ((es->round != FPSIM_RNE && !sr8) || !es->is_signed ||
         (es->flags & (FPSIM_SPEC_UNSIGNED_ZERO | FPSIM_SPEC_NEGZERO_IN_POS)))
@@ -218,29 +218,32 @@ __device__ __forceinline__ void fast_codes_bf16_pow2(const bf16_elems<N> &e, uin
     }
 }
 
-/* The same for E2M1 under stochastic rounding (N a multiple of 8, every |y| below 2^13):
- * kw[j] = 0x4B000000 | element j's random byte (sr_magic_of_byte), the paired form's input. */
+/* E2M1 under stochastic rounding with 8 random bits (N a multiple of 8, every scaled |y| below
+ * 2^13), by way of float16 (fpsim_e2m1x2_sr8_f16): t[j] = |x_j| times the tile's multiplier times
+ * 2^-14 (one float32 multiply; exact, as the callers take it), sg[j] = x_j's bits (its sign is the
+ * code's), w[j / 4] = element j's random word (byte j % 4, as fpsim_sr_word). Elements k and k + 4
+ * of each group of 8 share a conversion; their bytes, byte k of words 2q and 2q + 1, reach the
+ * lanes by two PRMTs per two pairs plus one per pair. */
 template <int N>
-__device__ __forceinline__ void fast_codes_sr(const float (&y)[N], const uint32_t (&kw)[N],
-                                              uint32_t (&c)[code_words<FPSIM_E2M1, N>::W])
+__device__ __forceinline__ void fast_codes_sr_f16(const float (&t)[N], const uint32_t (&sg)[N],
+                                                  const uint32_t (&w)[N / 4], uint32_t (&c)[N / 8])
 {
     static_assert(N % 8 == 0, "whole words of nibbles");
 #pragma unroll
     for (int q = 0; q < N / 8; q++) {
-        c[q] = 0;
+        /* bytes 0, 1 (q01) or 2, 3 (q23) of word 2q in the low half, of word 2q + 1 in the high */
+        const uint32_t q01 = __byte_perm(w[2 * q], w[2 * q + 1], 0x5410u),
+                       q23 = __byte_perm(w[2 * q], w[2 * q + 1], 0x7632u);
+        uint32_t acc = 0;
 #pragma unroll
-        for (int k = 0; k < 4; k++)
-            c[q] +=
-                fpsim_e2m1x2_sr8_sat_small(__float_as_uint(y[8 * q + k]), __float_as_uint(y[8 * q + k + 4]),
-                                           kw[8 * q + k], kw[8 * q + k + 4])
-                << (4 * k); /* disjoint nibbles, as in fast_codes */
+        for (int k = 0; k < 4; k++) {
+            const uint32_t r = __byte_perm(k < 2 ? q01 : q23, 0u, k % 2 ? 0x4341u : 0x4240u);
+            const uint32_t m = fpsim_e2m1x2_sr8_f16(fpsim_f16x2_rz(t[8 * q + k], t[8 * q + k + 4]), r);
+            acc |= k == 3 ? m << 3 : m >> (9 - 4 * k); /* bits 9-11 to nibble k's bits 0-2 */
+            acc |= fpsim_sign_pair(sg[8 * q + k], sg[8 * q + k + 4]) & (0x00080008u << (4 * k));
+        }
+        c[q] = acc;
     }
-}
-
-/* The paired SR form's input for a random byte held in bits 31..24 of rb: 0x4B000000 | byte. */
-__device__ __forceinline__ uint32_t sr_magic_of_byte(uint32_t rb)
-{
-    return __byte_perm(rb, 0x4B000000u, 0x7653u);
 }
 
 /* Store N packed codes of format F (N = 4, 8 or 16) at dst with one vector store. */

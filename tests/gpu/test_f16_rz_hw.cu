@@ -1,0 +1,69 @@
+/* test_f16_rz_hw.cu: the hardware's cvt.rz.f16x2.f32 against its model fpsim_f16_rz_bits
+ * (gpu/elem_fixed.cuh), on every float32 the NVFP4 SR kernels give it.
+ *
+ * The kernels' float16 route (fpsim_e2m1x2_sr8_f16) converts 2^-14 |y| for scaled magnitudes
+ * |y| < 2^13, so every non-negative float32 below 2^-1: 0x00000000 .. 0x3EFFFFFF. The model, an
+ * integer reading of the bits, is what tests/gpu/test_lean_rne.cu checks the route with against
+ * the core on the host; this test checks the model against the instruction itself, both halves
+ * (each input in the low half beside a partner in the high half, then the other way round), so
+ * that the host test and the device agree on every input. Counted on the device, no tolerance.
+ * Without a CUDA device: prints "no CUDA device: skipped" and exits 77. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "elem_fixed.cuh"
+#include "test_util.h"
+
+#define F16_RZ_END 0x3F000000u /* 2^-1: the first input past the kernels' range */
+
+/* The partner of input u, another input of the range (a multiplicative hash of u). */
+__device__ __forceinline__ uint32_t partner(uint32_t u)
+{
+    return (u * 2654435761u) % F16_RZ_END;
+}
+
+/* Every u of the range in both halves; bad[0]: mismatching halves, bad[1]: the first such u + 1. */
+__global__ void f16_rz_sweep(unsigned long long *bad)
+{
+    const uint32_t stride = gridDim.x * blockDim.x;
+    for (uint32_t u = blockIdx.x * blockDim.x + threadIdx.x; u < F16_RZ_END; u += stride) {
+        const uint32_t p = partner(u);
+        const uint32_t lo = fpsim_f16x2_rz(__uint_as_float(u), __uint_as_float(p));
+        const uint32_t hi = fpsim_f16x2_rz(__uint_as_float(p), __uint_as_float(u));
+        const uint32_t want_u = fpsim_f16_rz_bits(u), want_p = fpsim_f16_rz_bits(p);
+        const unsigned n = (lo != (want_u | want_p << 16)) + (hi != (want_p | want_u << 16));
+        if (n) {
+            atomicAdd(&bad[0], (unsigned long long)n);
+            atomicMin(&bad[1], (unsigned long long)u + 1ull);
+        }
+    }
+}
+
+int main(void)
+{
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("no CUDA device: skipped\n");
+        return TEST_SKIP;
+    }
+    unsigned long long *d_bad = NULL, bad[2] = {0ull, ~0ull};
+    if (cudaMalloc(&d_bad, sizeof bad) != cudaSuccess ||
+        cudaMemcpy(d_bad, bad, sizeof bad, cudaMemcpyHostToDevice) != cudaSuccess) {
+        printf("FAIL: device memory\n");
+        return 1;
+    }
+    f16_rz_sweep<<<1024, 256>>>(d_bad);
+    const cudaError_t err = cudaMemcpy(bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost);
+    cudaFree(d_bad);
+    if (err != cudaSuccess) {
+        printf("FAIL: %s\n", cudaGetErrorString(err));
+        return 1;
+    }
+    printf("cvt.rz.f16x2.f32 against fpsim_f16_rz_bits: %u inputs x 2 halves, %llu mismatches", F16_RZ_END,
+           bad[0]);
+    if (bad[0]) printf(" (first input: 0x%08llx)", bad[1] - 1ull);
+    printf("\n");
+    return bad[0] ? 1 : 0;
+}

@@ -326,9 +326,9 @@ __host__ __device__ __forceinline__ uint32_t fpsim_f16x2_rz(float a, float b)
  *    floor((floor(512 t) + byte) / 256) = floor(2t + u), the core's code below 1 (the dropped
  *    lowest bit cannot carry: 2 (floor(512 t) + byte) is even);
  *  - t in [2^e, 2^(e+1)), e >= 0: the exponent field is e + 1 and the mantissa the fraction's top
- *    10 bits M, so (bits + 2 byte) >> 9 = 2 (e + 1) + floor((M + 2 byte) / 512): the code of the
- *    binade's lower neighbour plus one when the fraction's top 8 bits plus the byte carry, the carry
- *    running into the exponent (the core's mag_normal);
+ *    10 bits M, so (bits + 2 byte) >> 9 = 2 (e + 1) + floor((M + 2 byte) / 512): the code of 2^e,
+ *    plus the mantissa's top bit, plus one where the fraction's next 8 bits and the byte carry (a
+ *    carry out of the mantissa runs into the exponent), as the core's mag_normal;
  *  - one VIMNMX.U16x2 caps the lane at 0x0FFF (code 7, 6.0) and a mask keeps the code bits. Lanes
  *    stay below 0x4000 (2^-14 t < 2^-1), so the 32-bit add never carries between them.
  * Until run 122 the kernels took two float32 candidates per element instead (floor(2t + u) from

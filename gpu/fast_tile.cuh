@@ -219,11 +219,12 @@ __device__ __forceinline__ void fast_codes_bf16_pow2(const bf16_elems<N> &e, uin
 }
 
 /* E2M1 under stochastic rounding with 8 random bits (N a multiple of 8, every scaled |y| below
- * 2^13), by way of float16 (fpsim_e2m1x2_sr8_f16): t[j] = |x_j| times the tile's multiplier times
- * 2^-14 (one float32 multiply; exact, as the callers take it), sg[j] = x_j's bits (its sign is the
- * code's), w[j / 4] = element j's random word (byte j % 4, as fpsim_sr_word). Elements k and k + 4
- * of each group of 8 share a conversion; their bytes, byte k of words 2q and 2q + 1, reach the
- * lanes by two PRMTs per two pairs plus one per pair. */
+ * 2^13), by way of float16 (fpsim_e2m1x2_sr8_f16): t[j] = |x_j| times (the tile's multiplier times
+ * 2^-14), one float32 multiply, which is 2^-14 |y_j| exactly wherever that is a normal float and
+ * below 2^-126 elsewhere (code 0 either way); sg[j] = x_j's bits (its sign is the code's);
+ * w[j / 4] = element j's random word (byte j % 4, as fpsim_sr_word). Elements k and k + 4 of each
+ * group of 8 share a conversion; their bytes, byte k of words 2q and 2q + 1, reach the lanes by
+ * two PRMTs per two pairs plus one per pair. */
 template <int N>
 __device__ __forceinline__ void fast_codes_sr_f16(const float (&t)[N], const uint32_t (&sg)[N],
                                                   const uint32_t (&w)[N / 4], uint32_t (&c)[N / 8])

@@ -132,7 +132,8 @@ template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
                 for (int k = 0; k < 3; k++) {
                     const uint32_t bx = sr_byte(x, k), by = sr_byte(y, 2 - k);
                     const uint32_t m = fpsim_e2m1x2_sr8_f16(h, bx | by << 16);
-                    const uint32_t cx = ((m >> 9) & 7u) | (x >> 28 & 8u), cy = ((m >> 25) & 7u) | (y >> 28 & 8u);
+                    const uint32_t cx = ((m >> 9) & 7u) | (x >> 28 & 8u);
+                    const uint32_t cy = ((m >> 25) & 7u) | (y >> 28 & 8u);
                     if ((m & ~0x0E000E00u) || cx != fpsim_round_f32(x, &c->spec, bx << 24) ||
                         cy != fpsim_e2m1_sr8_sat(y, by << 24))
                         if (!bad++) first = x;

@@ -306,8 +306,9 @@ __device__ __forceinline__ v7_tile code_tile16_scaled(const qargs &a, const E &e
             uint32_t sg[16], w[4];
 #pragma unroll
             for (int j = 0; j < 16; j++) {
-                t[j] = __fmul_rn(fabsf(elem_f32(e, j)), m14);
-                sg[j] = __float_as_uint(elem_f32(e, j));
+                const float x = elem_f32(e, j);
+                t[j] = __fmul_rn(fabsf(x), m14);
+                sg[j] = __float_as_uint(x);
             }
             sr_block16(w, a, f);
             fast_codes_sr_f16<16>(t, sg, w, c);

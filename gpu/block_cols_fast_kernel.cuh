@@ -244,6 +244,17 @@ template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[
         out[i] = all.v[i];
 }
 
+/* The amax-only pass (a.amax_only) over one column's 16 elements, out of line where RARE_OOL (see
+ * scale_of_rare_tile): inlined, its NaN policy's selects sit between the quantizer's hot
+ * instructions in every unrolled column. */
+__device__ __noinline__ uint32_t amax_only_fold16(uint32_t m, v7_elems e, int nan_ignore)
+{
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        m = max(m, abs_bits(e.v[i], nan_ignore));
+    return m;
+}
+
 /* KIND: scheme kind (NVFP4 = the TE chain); F: element format; BF16: input bf16; TC: tile length
  * (16, 32, 128); SR: NVFP4 stochastic rounding; RHT: its Hadamard transform, COLS_V8_RHT_*. */
 template <int KIND, int F, int BF16, int TC, int SR, int RHT>
@@ -254,6 +265,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                   WROWS = 16 * LR, TL = TC / 16;
     constexpr int FP4 = F == FPSIM_E2M1;
     constexpr int MMA = RHT == COLS_V8_RHT_MMA;
+    /* cold code out of line (scale_of_rare_tile, amax_only_fold16): NVFP4 without RHT, run 132 */
+    constexpr int RARE_OOL = KIND == FPSIM_KIND_NVFP4 && RHT == COLS_V8_RHT_NONE;
     static_assert(TC % 16 == 0 && TL <= LR && (!RHT || TC == 16) && (!SR || FP4) && (!MMA || BF16),
                   "kernel v8 shapes");
     float tv[6];
@@ -422,8 +435,11 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
 #pragma unroll
                     for (int i = 0; i < 16; i++)
                         w[i] = words[i * (int)(COLS_V8_ROW_BYTES / 4u) + k];
-                /* bf16, unrolled: both columns' max |x| (as BF16 bits) at once, 16 x 2 */
-                if (BF16 && !ROLLED && !MMA && !jodd) {
+                /* bf16 without RHT: both columns' max |x| (as BF16 bits) at once, 16 x 2, kept for
+                 * the odd column (the rolled SR loop too, from run 132: it took the max of the
+                 * 16 widened floats per column, 24 instructions) */
+                constexpr int PAIR_MAX = BF16 && RHT == COLS_V8_RHT_NONE;
+                if (PAIR_MAX && !jodd) {
                     pair_max = __vmaxu2(w[0] & 0x7FFF7FFFu, w[1] & 0x7FFF7FFFu);
 #pragma unroll
                     for (int i = 2; i < 16; i += 2)
@@ -458,6 +474,13 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
 #pragma unroll
                     for (int i = 0; i < 16; i++)
                         v[i] = __uint_as_float((i & 1) ? (pw[i / 2] & 0xFFFF0000u) : (pw[i / 2] << 16));
+                } else if constexpr (BF16 && ROLLED) {
+                    /* jodd known at run time only: one PRMT per element picks the half (a mask
+                     * and a predicated shift before run 132) */
+                    const uint32_t half = jodd ? 0x3244u : 0x1044u;
+#pragma unroll
+                    for (int i = 0; i < 16; i++)
+                        v[i] = __uint_as_float(__byte_perm(w[i], 0u, half));
                 } else {
 #pragma unroll
                     for (int i = 0; i < 16; i++)
@@ -472,15 +495,21 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                         v[i] = t[i];
                 }
                 if (a.amax_only) { /* the pass before: the tensor amax of the stored (post-RHT) operand */
+                    if constexpr (RARE_OOL && PAIRS)
+                        amax_only_max = amax_only_fold16(amax_only_max, elems_f32(eb), a.nan_ignore);
+                    else if constexpr (RARE_OOL)
+                        amax_only_max = amax_only_fold16(amax_only_max, e, a.nan_ignore);
+                    else {
 #pragma unroll
-                    for (int i = 0; i < 16; i++)
-                        amax_only_max =
-                            max(amax_only_max, abs_bits(PAIRS ? elem_f32(eb, i) : v[i], a.nan_ignore));
+                        for (int i = 0; i < 16; i++)
+                            amax_only_max =
+                                max(amax_only_max, abs_bits(PAIRS ? elem_f32(eb, i) : v[i], a.nan_ignore));
+                    }
                     continue;
                 }
                 /* max of |x| bits (NaN above Inf) */
                 uint32_t raw = 0;
-                if constexpr (BF16 && !ROLLED && !MMA) {
+                if constexpr (PAIR_MAX) {
                     raw = jodd ? (pair_max & 0xFFFF0000u) : (pair_max << 16);
                 } else if constexpr (MMA) {
                     /* the BF16 outputs' max as pairs, then the larger half: 8 masks, 4 SIMD maxima
@@ -504,11 +533,11 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                 uint8_t *dst = a.codes + (size_t)srow * a.code_stride + (FP4 ? r0 / 2 : r0);
                 v7_tile tc;
                 if constexpr (PAIRS)
-                    tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, eb, raw, tv, te_mul, elem_max, f,
-                                                                     tile_mask, tab);
+                    tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL, RARE_OOL>(a, eb, raw, tv, te_mul,
+                                                                               elem_max, f, tile_mask, tab);
                 else
-                    tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL>(a, e, raw, tv, te_mul, elem_max, f,
-                                                                     tile_mask, tab);
+                    tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL, RARE_OOL>(a, e, raw, tv, te_mul,
+                                                                               elem_max, f, tile_mask, tab);
                 const tile_scale &ts = tc.ts;
                 if constexpr (PASS_STORES) {
                     /* codes now; the counts and the scale codes at the pass's end */

@@ -400,7 +400,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                                 (buf * COLS_V8_STAGE_BYTES + rg * 16u * COLS_V8_ROW_BYTES +
                                  ((warp * 2u + cg / 2u) ^ (2u * rg)) * 16u + (cg & 1u) * 8u) /
                                     4u;
-        uint32_t amax_only_max = 0, w[16], pair_max = 0;
+        uint32_t amax_only_max = 0, w[16], pair_max = 0, w_next[16]; /* w_next: L64 below */
         /* E2M1 kernels keep for the pass's end the saturated elements and zero-amax tiles counted
          * and the NC columns' scale codes (byte j: column j), where the tests of those outputs
          * run once per pass instead of once per column. Run 111: NVFP4 cols 78.7 -> 81.6%, MXFP4
@@ -431,7 +431,24 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                  * across its iterations, where they spilled to local memory (run 45: 2 local
                  * accesses per element) */
                 const int k = BF16 ? j / 2 : j;
-                if (!MMA && (ROLLED || !BF16 || !jodd))
+                /* NVFP4 nearest-even from bf16: the four columns' two words of each row in one
+                 * 8-byte read at the first column, the second word kept for columns 2-3 (run 134:
+                 * NVFP4 cols +1.7 points; the MX kernels, at 128 registers, spilled that way and
+                 * lost up to 8, and keep one 4-byte read per word) */
+                constexpr int L64 = KIND == FPSIM_KIND_NVFP4 && BF16 && !ROLLED && !MMA;
+                if (L64 && j == 0) {
+#pragma unroll
+                    for (int i = 0; i < 16; i++) {
+                        const uint2 p =
+                            *reinterpret_cast<const uint2 *>(words + i * (int)(COLS_V8_ROW_BYTES / 4u));
+                        w[i] = p.x;
+                        w_next[i] = p.y;
+                    }
+                } else if (L64 && j == 2) {
+#pragma unroll
+                    for (int i = 0; i < 16; i++)
+                        w[i] = w_next[i];
+                } else if (!MMA && (ROLLED || !BF16 || !jodd))
 #pragma unroll
                     for (int i = 0; i < 16; i++)
                         w[i] = words[i * (int)(COLS_V8_ROW_BYTES / 4u) + k];

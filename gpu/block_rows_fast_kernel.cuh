@@ -245,7 +245,7 @@ struct v7_tile {
 };
 
 /* scale_of_tile out of line, for the tiles whose raw max is NaN or Inf (rare). Inlined, its divisions
- * and the E4M3 rounding by the general core put some 16 KB of cold code between every two of
+ * and the E4M3 rounding by the general core put about 20 KB of cold code between every two of
  * kernel v8's unrolled NVFP4 columns: its hot loop spread over 70 KB of instructions, and a tenth
  * of its stall samples were instruction fetches ("no instruction", run 120). Out of line (with
  * amax_only_fold16, run 132): NVFP4 cols 83.6 -> 85.6% of copy, NVFP4 SR rows and cols +1.5-2

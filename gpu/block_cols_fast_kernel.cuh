@@ -244,17 +244,6 @@ template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[
         out[i] = all.v[i];
 }
 
-/* The amax-only pass (a.amax_only) over one column's 16 elements, out of line where RARE_OOL (see
- * scale_of_rare_tile): inlined, its NaN policy's selects sit between the quantizer's hot
- * instructions in every unrolled column. */
-__device__ __noinline__ uint32_t amax_only_fold16(uint32_t m, v7_elems e, int nan_ignore)
-{
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        m = max(m, abs_bits(e.v[i], nan_ignore));
-    return m;
-}
-
 /* KIND: scheme kind (NVFP4 = the TE chain); F: element format; BF16: input bf16; TC: tile length
  * (16, 32, 128); SR: NVFP4 stochastic rounding; RHT: its Hadamard transform, COLS_V8_RHT_*. */
 template <int KIND, int F, int BF16, int TC, int SR, int RHT>
@@ -265,8 +254,11 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                   WROWS = 16 * LR, TL = TC / 16;
     constexpr int FP4 = F == FPSIM_E2M1;
     constexpr int MMA = RHT == COLS_V8_RHT_MMA;
-    /* cold code out of line (scale_of_rare_tile, amax_only_fold16): NVFP4 without RHT, run 132 */
-    constexpr int RARE_OOL = KIND == FPSIM_KIND_NVFP4 && RHT == COLS_V8_RHT_NONE;
+    /* rare-tile code out of line (OOL_RARE_SCALE): NVFP4 without RHT, runs 132-133; the NaN tile's
+     * amax (OOL_NAN_AMAX): MXFP4, run 136; with either, the amax-only pass too (abs_max16_ool) */
+    constexpr int OOL = KIND == FPSIM_KIND_NVFP4 && RHT == COLS_V8_RHT_NONE ? (int)OOL_RARE_SCALE
+                        : KIND == FPSIM_KIND_MX && F == FPSIM_E2M1          ? (int)OOL_NAN_AMAX
+                                                                            : 0;
     static_assert(TC % 16 == 0 && TL <= LR && (!RHT || TC == 16) && (!SR || FP4) && (!MMA || BF16),
                   "kernel v8 shapes");
     float tv[6];
@@ -512,10 +504,10 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                         v[i] = t[i];
                 }
                 if (a.amax_only) { /* the pass before: the tensor amax of the stored (post-RHT) operand */
-                    if constexpr (RARE_OOL && PAIRS)
-                        amax_only_max = amax_only_fold16(amax_only_max, elems_f32(eb), a.nan_ignore);
-                    else if constexpr (RARE_OOL)
-                        amax_only_max = amax_only_fold16(amax_only_max, e, a.nan_ignore);
+                    if constexpr (OOL && PAIRS)
+                        amax_only_max = abs_max16_ool(amax_only_max, elems_f32(eb), a.nan_ignore);
+                    else if constexpr (OOL)
+                        amax_only_max = abs_max16_ool(amax_only_max, e, a.nan_ignore);
                     else {
 #pragma unroll
                         for (int i = 0; i < 16; i++)
@@ -550,11 +542,11 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                 uint8_t *dst = a.codes + (size_t)srow * a.code_stride + (FP4 ? r0 / 2 : r0);
                 v7_tile tc;
                 if constexpr (PAIRS)
-                    tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL, RARE_OOL>(a, eb, raw, tv, te_mul,
-                                                                               elem_max, f, tile_mask, tab);
+                    tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL, OOL>(a, eb, raw, tv, te_mul, elem_max, f,
+                                                                          tile_mask, tab);
                 else
-                    tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL, RARE_OOL>(a, e, raw, tv, te_mul,
-                                                                               elem_max, f, tile_mask, tab);
+                    tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL, OOL>(a, e, raw, tv, te_mul, elem_max, f,
+                                                                          tile_mask, tab);
                 const tile_scale &ts = tc.ts;
                 if constexpr (PASS_STORES) {
                     /* codes now; the counts and the scale codes at the pass's end */

@@ -244,13 +244,19 @@ struct v7_tile {
     uint32_t c[4], sat, am;
 };
 
+/* Which rare-tile code kernels v7 and v8 keep out of line (the OOL template arguments below):
+ * OOL_RARE_SCALE, the scale of a NaN/Inf tile (scale_of_rare_tile; NVFP4), and OOL_NAN_AMAX,
+ * that tile's amax under the NaN policy (abs_max16_ool; MX E2M1, run 136). */
+enum { OOL_RARE_SCALE = 1, OOL_NAN_AMAX = 2 };
+
 /* scale_of_tile out of line, for the tiles whose raw max is NaN or Inf (rare). Inlined, its divisions
  * and the E4M3 rounding by the general core put about 20 KB of cold code between every two of
  * kernel v8's unrolled NVFP4 columns: its hot loop spread over 70 KB of instructions, and a tenth
  * of its stall samples were instruction fetches ("no instruction", run 120). Out of line (with
- * amax_only_fold16, run 132): NVFP4 cols 83.6 -> 85.6% of copy, NVFP4 SR rows and cols +1.5-2
+ * abs_max16_ool, run 132): NVFP4 cols 83.6 -> 85.6% of copy, NVFP4 SR rows and cols +1.5-2
  * points; the MX, 16x16 and RHT kernels measured 0.5-1.5 points slower that way and keep it
- * inline (the RARE_OOL template flags below). tv by value: a pointer would move the caller's
+ * inline (OOL_RARE_SCALE is for NVFP4 only; the MXFP4 kernels took OOL_NAN_AMAX instead, run 136:
+ * MXFP4 cols +0.8, MXFP8 cols -0.6 that way). tv by value: a pointer would move the caller's
  * copy to the stack. */
 struct v7_tvals {
     float v[6];
@@ -271,6 +277,17 @@ __device__ __forceinline__ tile_scale scale_of_rare_tile(const qargs &a, uint32_
     return scale_of_tile_ool<KIND>(a, amax_bits, t);
 }
 
+/* The max of m and 16 elements' |x| bits under the NaN policy, out of line: a NaN or Inf tile's
+ * amax (OOL_NAN_AMAX) and kernel v8's amax-only pass. Inlined, its selects sit between the hot
+ * instructions of every unrolled tile (see scale_of_rare_tile). */
+__device__ __noinline__ uint32_t abs_max16_ool(uint32_t m, v7_elems e, int nan_ignore)
+{
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        m = max(m, abs_bits(e.v[i], nan_ignore));
+    return m;
+}
+
 /* The first half of code_tile16: a tile's scale from its raw max, whether its multiplier is a plain
  * power of two (MX; 1 otherwise), and whether it takes the fast-tile case. Kernel v9 calls it
  * once for the four row pieces of a tile that a lane codes (run 109). */
@@ -278,7 +295,7 @@ struct v7_scale {
     tile_scale ts;
     int plain, fast;
 };
-template <int KIND, int F, int BF16, int RARE_OOL = 0>
+template <int KIND, int F, int BF16, int OOL = 0>
 __device__ __forceinline__ v7_scale scale_tile16(const qargs &a, uint32_t raw, const float (&tv)[6],
                                                  float te_mul, float elem_max, const float4 *tab)
 {
@@ -288,7 +305,7 @@ __device__ __forceinline__ v7_scale scale_tile16(const qargs &a, uint32_t raw, c
         s.ts = nvfp4_te_scale_tab(__uint_as_float(raw), te_mul, tab);
     else if (KIND == FPSIM_KIND_MX)
         s.ts = mx_scale_tab<BF16>(a, raw, tab, &s.plain);
-    else if (RARE_OOL && KIND == FPSIM_KIND_NVFP4) /* a NaN or Inf raw max */
+    else if ((OOL & OOL_RARE_SCALE) && KIND == FPSIM_KIND_NVFP4) /* a NaN or Inf raw max */
         s.ts = scale_of_rare_tile<KIND>(a, raw, tv);
     else
         s.ts = scale_of_tile<KIND>(a, raw, tv);
@@ -299,7 +316,7 @@ __device__ __forceinline__ v7_scale scale_tile16(const qargs &a, uint32_t raw, c
 }
 
 /* The second half: the 16 codes under that scale. */
-template <int KIND, int F, int BF16, int SR, int O0, int O1, int RARE_OOL = 0, class E>
+template <int KIND, int F, int BF16, int SR, int O0, int O1, int OOL = 0, class E>
 __device__ __forceinline__ v7_tile code_tile16_scaled(const qargs &a, const E &e, uint32_t raw,
                                                       const v7_scale &s, const float (&tv)[6], float elem_max,
                                                       uint32_t f, uint32_t tile_mask, uint32_t am_more)
@@ -353,14 +370,19 @@ __device__ __forceinline__ v7_tile code_tile16_scaled(const qargs &a, const E &e
             /* NaN or Inf: the tile's amax under its NaN policy, and the scale of that amax (a
              * finite tile's raw max is that amax, and ts its scale already). */
             uint32_t am = am_more;
+            if constexpr ((OOL & OOL_NAN_AMAX) != 0) {
+                am = abs_max16_ool(am, elems_f32(e), a.nan_ignore);
+            } else {
 #pragma unroll
-            for (int j = 0; j < 16; j++)
-                am = max(am, abs_bits(elem_f32(e, j), a.nan_ignore));
+                for (int j = 0; j < 16; j++)
+                    am = max(am, abs_bits(elem_f32(e, j), a.nan_ignore));
+            }
 #pragma unroll
             for (int o = O0; o < O1; o <<= 1)
                 am = max(am, __shfl_xor_sync(tile_mask, am, o));
             out.am = am;
-            out.ts = RARE_OOL ? scale_of_rare_tile<KIND>(a, am, tv) : scale_of_tile<KIND>(a, am, tv);
+            out.ts =
+                (OOL & OOL_RARE_SCALE) ? scale_of_rare_tile<KIND>(a, am, tv) : scale_of_tile<KIND>(a, am, tv);
             plain = 1;
             if (KIND == FPSIM_KIND_MX) out.ts.mult = mx_plain_mult(out.ts.code, a.rule, a.ao, &plain);
         }
@@ -376,16 +398,16 @@ __device__ __forceinline__ v7_tile code_tile16_scaled(const qargs &a, const E &e
     return out;
 }
 
-/* Both halves: the whole tile as kernels v7 and v8 code it. RARE_OOL: the NaN/Inf tiles' scale out
- * of line (scale_of_rare_tile). */
-template <int KIND, int F, int BF16, int SR, int O0, int O1, int RARE_OOL = 0, class E>
+/* Both halves: the whole tile as kernels v7 and v8 code it. OOL: OOL_* flags, the rare-tile code
+ * out of line. */
+template <int KIND, int F, int BF16, int SR, int O0, int O1, int OOL = 0, class E>
 __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const E &e, uint32_t raw, const float (&tv)[6],
                                                float te_mul, float elem_max, uint32_t f, uint32_t tile_mask,
                                                const float4 *tab, uint32_t am_more = 0)
 {
-    const v7_scale s = scale_tile16<KIND, F, BF16, RARE_OOL>(a, raw, tv, te_mul, elem_max, tab);
-    return code_tile16_scaled<KIND, F, BF16, SR, O0, O1, RARE_OOL>(a, e, raw, s, tv, elem_max, f, tile_mask,
-                                                                   am_more);
+    const v7_scale s = scale_tile16<KIND, F, BF16, OOL>(a, raw, tv, te_mul, elem_max, tab);
+    return code_tile16_scaled<KIND, F, BF16, SR, O0, O1, OOL>(a, e, raw, s, tv, elem_max, f, tile_mask,
+                                                              am_more);
 }
 
 /* Store a coded tile's 16 codes at dst and count its saturated elements (kernels v7 and v8). */
@@ -432,7 +454,9 @@ __global__ void __launch_bounds__(256, v7_pipe<F, SR>::value ? 2 : FPSIM_GPU_V7_
     constexpr int W = BF16 ? 2 : 4; /* 16-byte words per group of 16 elements */
     constexpr int FP4 = F == FPSIM_E2M1;
     constexpr uint32_t TC = 16u * (uint32_t)(L ? L : 1);
-    constexpr int RARE_OOL = KIND == FPSIM_KIND_NVFP4; /* see scale_of_rare_tile */
+    constexpr int OOL = KIND == FPSIM_KIND_NVFP4                   ? (int)OOL_RARE_SCALE
+                        : KIND == FPSIM_KIND_MX && F == FPSIM_E2M1 ? (int)OOL_NAN_AMAX
+                                                                   : 0; /* see OOL_RARE_SCALE */
     float tv[6];
     tensor_values<KIND>(a, tv);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -500,15 +524,15 @@ __global__ void __launch_bounds__(256, v7_pipe<F, SR>::value ? 2 : FPSIM_GPU_V7_
                 }
                 e.hi = 0xAAAAu;
                 e.words_paired = 1;
-                tc = code_tile16<KIND, F, BF16, SR, 1, (L > 1 ? L : 1), RARE_OOL>(
-                    a, e, raw, tv, te_mul, elem_max, f, tile_mask, tab);
+                tc = code_tile16<KIND, F, BF16, SR, 1, (L > 1 ? L : 1), OOL>(a, e, raw, tv, te_mul, elem_max,
+                                                                             f, tile_mask, tab);
             } else {
                 v7_elems e;
 #pragma unroll
                 for (int k = 0; k < W; k++)
                     widen_word<BF16>(w[g][k], e.v + (BF16 ? 8 : 4) * k);
-                tc = code_tile16<KIND, F, BF16, SR, 1, (L > 1 ? L : 1), RARE_OOL>(
-                    a, e, raw, tv, te_mul, elem_max, f, tile_mask, tab);
+                tc = code_tile16<KIND, F, BF16, SR, 1, (L > 1 ? L : 1), OOL>(a, e, raw, tv, te_mul, elem_max,
+                                                                             f, tile_mask, tab);
             }
             const tile_scale &ts = tc.ts;
             const uint32_t am = tc.am;

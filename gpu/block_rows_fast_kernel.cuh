@@ -246,7 +246,8 @@ struct v7_tile {
 
 /* Which rare-tile code kernels v7 and v8 keep out of line (the OOL template arguments below):
  * OOL_RARE_SCALE, the scale of a NaN/Inf tile (scale_of_rare_tile; NVFP4), and OOL_NAN_AMAX,
- * that tile's amax under the NaN policy (abs_max16_ool; MX E2M1, run 136). */
+ * that tile's amax under the NaN policy (abs_max16_ool; MX E2M1, runs 136-138: MXFP4 cols +0.6
+ * points on average). */
 enum { OOL_RARE_SCALE = 1, OOL_NAN_AMAX = 2 };
 
 /* scale_of_tile out of line, for the tiles whose raw max is NaN or Inf (rare). Inlined, its divisions
@@ -255,8 +256,8 @@ enum { OOL_RARE_SCALE = 1, OOL_NAN_AMAX = 2 };
  * of its stall samples were instruction fetches ("no instruction", run 120). Out of line (with
  * abs_max16_ool, run 132): NVFP4 cols 83.6 -> 85.6% of copy, NVFP4 SR rows and cols +1.5-2
  * points; the MX, 16x16 and RHT kernels measured 0.5-1.5 points slower that way and keep it
- * inline (OOL_RARE_SCALE is for NVFP4 only; the MXFP4 kernels took OOL_NAN_AMAX instead, run 136:
- * MXFP4 cols +0.8, MXFP8 cols -0.6 that way). tv by value: a pointer would move the caller's
+ * inline (OOL_RARE_SCALE is for NVFP4 only; the MXFP4 kernels took OOL_NAN_AMAX instead, runs
+ * 136-138: MXFP4 cols +0.6, MXFP8 cols -0.6 that way). tv by value: a pointer would move the caller's
  * copy to the stack. */
 struct v7_tvals {
     float v[6];

@@ -256,9 +256,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     constexpr int MMA = RHT == COLS_V8_RHT_MMA;
     /* rare-tile code out of line (OOL_RARE_SCALE): NVFP4 without RHT, runs 132-133; the NaN tile's
      * amax (OOL_NAN_AMAX): MXFP4, runs 136-138; with either, the amax-only pass too (abs_max16_ool) */
-    constexpr int OOL = KIND == FPSIM_KIND_NVFP4 && RHT == COLS_V8_RHT_NONE ? (int)OOL_RARE_SCALE
-                        : KIND == FPSIM_KIND_MX && F == FPSIM_E2M1          ? (int)OOL_NAN_AMAX
-                                                                            : 0;
+    constexpr int OOL = rare_tile_ool(KIND, F, RHT == COLS_V8_RHT_NONE);
     static_assert(TC % 16 == 0 && TL <= LR && (!RHT || TC == 16) && (!SR || FP4) && (!MMA || BF16),
                   "kernel v8 shapes");
     float tv[6];

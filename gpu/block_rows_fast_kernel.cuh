@@ -249,6 +249,13 @@ struct v7_tile {
  * that tile's amax under the NaN policy (abs_max16_ool; MX E2M1, runs 136-138: MXFP4 cols +0.6
  * points on average). */
 enum { OOL_RARE_SCALE = 1, OOL_NAN_AMAX = 2 };
+/* The flags of a kernel of scheme kind KIND and element format F; no_transform: no RHT before it. */
+__host__ __device__ constexpr int rare_tile_ool(int kind, int f, int no_transform)
+{
+    return kind == FPSIM_KIND_NVFP4 && no_transform   ? (int)OOL_RARE_SCALE
+           : kind == FPSIM_KIND_MX && f == FPSIM_E2M1 ? (int)OOL_NAN_AMAX
+                                                      : 0;
+}
 
 /* scale_of_tile out of line, for the tiles whose raw max is NaN or Inf (rare). Inlined, its divisions
  * and the E4M3 rounding by the general core put about 20 KB of cold code between every two of
@@ -455,9 +462,7 @@ __global__ void __launch_bounds__(256, v7_pipe<F, SR>::value ? 2 : FPSIM_GPU_V7_
     constexpr int W = BF16 ? 2 : 4; /* 16-byte words per group of 16 elements */
     constexpr int FP4 = F == FPSIM_E2M1;
     constexpr uint32_t TC = 16u * (uint32_t)(L ? L : 1);
-    constexpr int OOL = KIND == FPSIM_KIND_NVFP4                   ? (int)OOL_RARE_SCALE
-                        : KIND == FPSIM_KIND_MX && F == FPSIM_E2M1 ? (int)OOL_NAN_AMAX
-                                                                   : 0; /* see OOL_RARE_SCALE */
+    constexpr int OOL = rare_tile_ool(KIND, F, 1); /* see OOL_RARE_SCALE */
     float tv[6];
     tensor_values<KIND>(a, tv);
     if (blockIdx.x == 0 && threadIdx.x == 0) {

@@ -354,6 +354,20 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         s_addr[1] = mma_tile + rht_mma_offset(1, 8u * ch + t, rh);
     }
     const uint32_t mma_line = (rg * 4u + cg) * 128u, mma_x = (rg * 4u + cg) % 8u;
+    /* With SR (MMA_TAB) the same values, and the base of the reads (mma_tile + mma_line), go through
+     * shared memory, read back once per pass: computed once into registers, they were rebuilt
+     * from the thread index on every pass (about 100 of the pass's 1230 instructions: the B
+     * operand's signs bit by bit, the addresses' shifts and XORs), the kernel being short of
+     * registers. Runs 139-140: SR+RHT 55.4 -> 57.0% of copy. The nearest-even kernel went from 120
+     * to 128 registers that way and lost 0.6 points (run 139), and a point with its B operand alone
+     * from the table (run 140): it keeps its registers. */
+    constexpr int MMA_TAB = MMA && SR;
+    __shared__ uint4 mma_tab[MMA_TAB ? 256 + 32 : 1]; /* per thread; then the B operand per lane */
+    if (MMA_TAB) {
+        mma_tab[threadIdx.x] = make_uint4(a_addr, s_addr[0], s_addr[1], mma_tile + mma_line);
+        if (warp == 0) mma_tab[256 + lane] = make_uint4(rb[0][0], rb[0][1], rb[1][0], rb[1][1]);
+    }
+    uint32_t mma_cols = mma_tile + mma_line;
     /* the float32 scales or the cuBLAS layout wanted: stored column by column (PASS_STORES) */
     const bool per_column_scales = a.scale_inv != nullptr || a.want_cublas;
     /* the first tile starts loading; each pass starts the next one in the other buffer, which the
@@ -379,7 +393,13 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         /* this tile has landed (this thread's pieces; after the barrier, everyone's) */
         cp_async_wait<COLS_V8_STAGES - 1>();
         __syncthreads();
-        if constexpr (MMA) {
+        if constexpr (MMA_TAB) { /* written before the barrier above */
+            const uint4 ad = mma_tab[threadIdx.x], bq = mma_tab[256 + lane];
+            const uint32_t tb[2][2] = {{bq.x, bq.y}, {bq.z, bq.w}}, ts[2] = {ad.y, ad.z};
+            mma_cols = ad.w;
+            rht_mma_warp(ad.x + buf * COLS_V8_STAGE_BYTES, ts, tb);
+            __syncwarp();
+        } else if constexpr (MMA) {
             rht_mma_warp(a_addr + buf * COLS_V8_STAGE_BYTES, s_addr, rb);
             __syncwarp();
         }
@@ -470,11 +490,11 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                     uint4 lo, hi;
                     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                                  : "=r"(lo.x), "=r"(lo.y), "=r"(lo.z), "=r"(lo.w)
-                                 : "r"(mma_tile + mma_line + (((2u * (uint32_t)j) ^ mma_x) * 16u))
+                                 : "r"(mma_cols + (((2u * (uint32_t)j) ^ mma_x) * 16u))
                                  : "memory");
                     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                                  : "=r"(hi.x), "=r"(hi.y), "=r"(hi.z), "=r"(hi.w)
-                                 : "r"(mma_tile + mma_line + (((2u * (uint32_t)j + 1u) ^ mma_x) * 16u))
+                                 : "r"(mma_cols + (((2u * (uint32_t)j + 1u) ^ mma_x) * 16u))
                                  : "memory");
                     pw[0] = lo.x, pw[1] = lo.y, pw[2] = lo.z, pw[3] = lo.w;
                     pw[4] = hi.x, pw[5] = hi.y, pw[6] = hi.z, pw[7] = hi.w;

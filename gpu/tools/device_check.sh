@@ -15,10 +15,10 @@ case "${1:-}" in -h | --help) usage; exit 0 ;; "") usage >&2; exit 2 ;; esac
 cd "$(dirname "$0")/../.."
 large=$1 probes=$2
 rounds=${3:-3}
-[ -f .carry/bundle.tar.gz ] ||
-    { echo "device_check.sh: no .carry/bundle.tar.gz (run gpu/tools/device_final.sh pack first)" >&2; exit 2; }
+die() { echo "device_check.sh: $*" >&2; exit 2; }
+[ -f .carry/bundle.tar.gz ] || die "no .carry/bundle.tar.gz (run gpu/tools/device_final.sh pack first)"
 for b in $probes; do
-    [ -x ".carry/fpsim-device-$b" ] || { echo "device_check.sh: no executable .carry/fpsim-device-$b" >&2; exit 2; }
+    [ -x ".carry/fpsim-device-$b" ] || die "no executable .carry/fpsim-device-$b"
 done
 export OUT=${OUT:-/tmp/fpsim-check}
 STEPS="ctest verify large" LARGE=$large bash gpu/tools/device_final.sh run

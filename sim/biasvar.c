@@ -41,6 +41,7 @@
 #include "fpsim_formats.h"
 #include "fpsim_h5.h"
 #include "fpsim_nvfp4ref.h"
+#include "fpsim_sgemm.h"
 #include "replay_internal.h"
 
 typedef struct bv_case {
@@ -131,8 +132,8 @@ static fpsim_status bv_estimate(bv_work *w, const bv_case *c, const fpsim_scheme
         b = w->qb.dequant;
     }
     /* G^ (out x in) = A^T B with A (n x out), B (n x in): FP32 accumulation. */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)cfg->out, (int)cfg->in, (int)n, 1.0f,
-                a, (int)cfg->out, b, (int)cfg->in, 0.0f, w->g, (int)cfg->in);
+    fpsim_sgemm(CblasTrans, CblasNoTrans, (int)cfg->out, (int)cfg->in, (int)n, a, (int)cfg->out, b,
+                (int)cfg->in, w->g, (int)cfg->in);
     return FPSIM_OK;
 }
 
@@ -140,8 +141,8 @@ static fpsim_status bv_estimate(bv_work *w, const bv_case *c, const fpsim_scheme
 static double bv_rel_err(bv_work *w, const bv_work_dims *d, const float *e, const float *f, size_t n,
                          const double *gref, double gnorm)
 {
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)d->out, (int)d->in, (int)n, 1.0f, e,
-                (int)d->out, f, (int)d->in, 0.0f, w->g, (int)d->in);
+    fpsim_sgemm(CblasTrans, CblasNoTrans, (int)d->out, (int)d->in, (int)n, e, (int)d->out, f, (int)d->in,
+                w->g, (int)d->in);
     double s = 0;
     for (size_t i = 0; i < d->out * d->in; i++) {
         double x = (double)w->g[i] - gref[i];

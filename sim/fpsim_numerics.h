@@ -144,7 +144,7 @@ fpsim_status fpsim_gemm_call_check(const fpsim_gemm_call *call);
 
 /* The two plain engines (numerics_plain.c):
  *   fp64: cblas_dgemm on the operands as given, non-GEMM outputs not rounded (the reference).
- *   fp32: operands rounded to float (RNE), cblas_sgemm, C = the float results (with accumulate:
+ *   fp32: operands rounded to float (RNE), sgemm (fpsim_sgemm), C = the float results (with accumulate:
  *         C = fl32(C + product)); non-GEMM outputs rounded to float.
  * Both are deterministic on any thread count: see numerics_plain.c for how. ctx is NULL. */
 fpsim_numerics fpsim_numerics_fp64(void);

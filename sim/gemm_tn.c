@@ -11,6 +11,7 @@
 
 #include "fpsim_gemm.h"
 #include "fpsim_parallel.h"
+#include "fpsim_sgemm.h"
 #include "gemm_terms.h"
 
 typedef struct gemm_job {
@@ -187,8 +188,7 @@ static fpsim_status gemm_run(float *C, const float *A, const float *B, size_t M,
         j.mbits_sum = pa.mbits + pb.mbits;
     }
     if (acc->kind == FPSIM_ACCUM_FP32_BLAS && !sa)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, A, (int)K, B, (int)K,
-                    0.0f, C, (int)N);
+        fpsim_sgemm(CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, A, (int)K, B, (int)K, C, (int)N);
     if (threads <= 0) threads = fpsim_threads_default();
     size_t grain = 1 + 65536 / (N * K + 1); /* rows per chunk: ~64K products at least */
     fpsim_status st = fpsim_parallel_for(M, grain, gemm_rows, &j, threads);

@@ -1,10 +1,12 @@
 /* numerics_plain.c: the two plain engines (fp64 reference, fp32) and the shared rounding helpers.
  *
- * Determinism: OpenBLAS (0.3.21 here) threads its level-3 GEMMs by partitioning M and N only;
- * every element's K-reduction runs in one thread in the same kernel order, so dgemm and sgemm
- * return the same bits on 1 and 2 threads (checked for every GEMM shape and transpose of the
- * default model, and tested in tests/model/test_model_numerics.c). The bits do depend on the
- * kernel OpenBLAS picks for the CPU (DYNAMIC_ARCH): the same machine type gives the same bits. */
+ * Determinism: OpenBLAS (0.3.21 here) threads its level-3 GEMMs by partitioning M and N only, and
+ * its dgemm returns the same bits on 1 and 2 threads with both the "Cooperlake" and the "Zen"
+ * kernels measured. Its sgemm does too with "Cooperlake" but not with "Zen", where an element's
+ * sum depends on where the partition puts it; so the FP32 GEMMs go through fpsim_sgemm
+ * (sgemm_det.c), whose blocks of C are fixed by the shape. tests/model/test_model_numerics.c
+ * checks both engines on 1 and 2 threads. The bits do depend on the kernel OpenBLAS picks for the
+ * CPU (DYNAMIC_ARCH): the same machine type gives the same bits. */
 #include <cblas.h>
 #include <math.h>
 #include <stdint.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "fpsim_numerics.h"
+#include "fpsim_sgemm.h"
 
 static const char *const site_names[FPSIM_SITE_COUNT] = {"qkv", "attn_out", "gate_up", "down",
                                                          "lm_head"};
@@ -196,9 +199,8 @@ static fpsim_status plain_gemm_fp32(void *ctx, const fpsim_gemm_call *c) {
     }
     pack_f32(a, c->a.data, a_rows, a_cols, c->a.ld);
     pack_f32(b, c->b.data, b_rows, b_cols, c->b.ld);
-    cblas_sgemm(CblasRowMajor, c->a.trans ? CblasTrans : CblasNoTrans,
-                c->b.trans ? CblasTrans : CblasNoTrans, (int)c->M, (int)c->N, (int)c->K, 1.0f, a,
-                (int)a_cols, b, (int)b_cols, 0.0f, p, (int)c->N);
+    fpsim_sgemm(c->a.trans ? CblasTrans : CblasNoTrans, c->b.trans ? CblasTrans : CblasNoTrans, (int)c->M,
+                (int)c->N, (int)c->K, a, (int)a_cols, b, (int)b_cols, p, (int)c->N);
     for (size_t i = 0; i < c->M; i++) {
         double *row = c->c + i * c->ldc;
         const float *prow = p + i * c->N;

@@ -28,6 +28,7 @@
 #include "fpsim_formats.h"
 #include "fpsim_parallel.h"
 #include "fpsim_replay.h"
+#include "fpsim_sgemm.h"
 
 /* The 16-point RHT as a matrix, read off fpsim_rht16 (block quantizer's TE/torchao sign vector)
  * applied to the unit vectors: entries are +-0.25, exact in BF16, so H[a][b] is exact and H is
@@ -501,9 +502,8 @@ static void engine_sgemm(float *fc, const fpsim_gemm_call *c, const float *a, co
 {
     size_t lda = c->a.trans ? c->M : c->K;
     size_t ldb = c->b.trans ? c->K : c->N;
-    cblas_sgemm(CblasRowMajor, c->a.trans ? CblasTrans : CblasNoTrans,
-                c->b.trans ? CblasTrans : CblasNoTrans, (int)c->M, (int)c->N, (int)c->K, 1.0f, a,
-                (int)lda, b, (int)ldb, 0.0f, fc, (int)c->N);
+    fpsim_sgemm(c->a.trans ? CblasTrans : CblasNoTrans, c->b.trans ? CblasTrans : CblasNoTrans, (int)c->M,
+                (int)c->N, (int)c->K, a, (int)lda, b, (int)ldb, fc, (int)c->N);
 }
 
 /* The element values of a quantized FP8 operand, decoded from its codes (exact in the format:

@@ -50,9 +50,10 @@ void fpsim_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, co
 {
     if (M <= 0 || N <= 0) return;
     sgemm_job j = {ta, tb, M, N, K, lda, ldb, ldc, A, B, C};
-    const int threads = openblas_get_num_threads();
+    int threads = openblas_get_num_threads();
+    if (threads < 1) threads = 1;
     const size_t blocks = ((size_t)M + SGEMM_BLOCK_ROWS - 1) / SGEMM_BLOCK_ROWS;
     openblas_set_num_threads(1);
-    fpsim_parallel_for(blocks, 1, sgemm_blocks, &j, threads > 0 ? threads : 1);
-    openblas_set_num_threads(threads > 0 ? threads : 1);
+    fpsim_parallel_for(blocks, 1, sgemm_blocks, &j, threads);
+    openblas_set_num_threads(threads);
 }

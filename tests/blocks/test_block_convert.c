@@ -10,6 +10,7 @@
 #include "fpsim_block.h"
 #include "fpsim_formats.h"
 #include "fpsim_parallel.h"
+#include "core_batch.h"
 #include "test_util.h"
 
 #include <string.h>
@@ -20,40 +21,48 @@ enum { CHUNK = 4096 };
 
 static void check_chunk_sr(const fpsim_block_fast *fc, const float *x, size_t n, float f, const char *what);
 
+/* x[i] * f as float32 bits: the value the fast path converts */
+static void scaled_bits(uint32_t *xb, const float *x, size_t n, float f)
+{
+    for (size_t i = 0; i < n; i++)
+        xb[i] = test_f32_bits(x[i] * f);
+}
+
 static void check_chunk(const fpsim_block_fast *fc, const float *x, size_t n, float f, const char *what)
 {
     uint8_t got[CHUNK];
+    uint32_t xb[CHUNK], want[CHUNK];
     if (fc->sr) {
         check_chunk_sr(fc, x, n, f, what);
         return;
     }
     fpsim_block_fast_run(got, x, n, f, fc, 1e30f);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t want = fpsim_round_f32(test_f32_bits(x[i] * f), &fc->spec, 0);
-        tc.checks++;
-        if (got[i] != (uint8_t)want)
+    scaled_bits(xb, x, n, f);
+    test_core_batch(want, xb, n, &fc->spec, NULL);
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != (uint8_t)want[i])
             test_fail(&tc, "%s x=0x%08x f=%a: fast 0x%02x, core 0x%02x", what, test_f32_bits(x[i]), (double)f,
-                      got[i], want);
-    }
+                      got[i], want[i]);
+    test_count(&tc, n);
 }
 
 /* Random bytes derived from each input's bits (thread-safe, reproducible). */
 static void check_chunk_sr(const fpsim_block_fast *fc, const float *x, size_t n, float f, const char *what)
 {
     uint8_t got[CHUNK];
-    uint32_t rb[CHUNK] = {0};
+    uint32_t rb[CHUNK] = {0}, xb[CHUNK], want[CHUNK];
     for (size_t i = 0; i < n; i++) {
         uint64_t st = test_f32_bits(x[i]) * 0x9E3779B97F4A7C15ull + i;
         rb[i] = (uint32_t)test_splitmix64(&st) & 0xFF000000u;
     }
     fpsim_block_fast_sr_run(got, x, n, f, rb, fc, 1e30f);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t want = fpsim_round_f32(test_f32_bits(x[i] * f), &fc->spec, rb[i]);
-        tc.checks++;
-        if (got[i] != (uint8_t)want)
+    scaled_bits(xb, x, n, f);
+    test_core_batch(want, xb, n, &fc->spec, rb);
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != (uint8_t)want[i])
             test_fail(&tc, "%s SR x=0x%08x f=%a r=0x%08x: fast 0x%02x, core 0x%02x", what, test_f32_bits(x[i]),
-                      (double)f, rb[i], got[i], want);
-    }
+                      (double)f, rb[i], got[i], want[i]);
+    test_count(&tc, n);
 }
 
 typedef struct exhaustive_ctx {

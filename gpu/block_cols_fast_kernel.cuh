@@ -69,6 +69,15 @@ constexpr uint32_t COLS_V8_STAGES = 2;
  * rule (rhtsum=mma), for which the kernel issues the MMA itself (rht_mma_warp below). */
 enum { COLS_V8_RHT_NONE = 0, COLS_V8_RHT_EXACT = 1, COLS_V8_RHT_MMA = 2 };
 
+/* Rows of a lane's 16 whose two staged words (bf16 columns 0-1 and 2-3) the MXFP4 column kernel
+ * reads in one 8-byte load (see L64 in the kernel). NVFP4 reads all 16 that way; the MX kernels sit
+ * at 128 registers, where 16 spilled (run 134) and 8 do not: run 148, MXFP4 cols 84.0-85.0 ->
+ * 87.6-88.1% of copy. For MXFP8 cols 8 rows measured half a point slower: the one-byte-code MX
+ * kernels and block FP8 keep 4-byte reads. */
+#ifndef FPSIM_GPU_COLS_V8_L64_MXFP4
+#define FPSIM_GPU_COLS_V8_L64_MXFP4 8
+#endif
+
 /* Tile rows kernel v8 takes together (its tile order, in the kernel; powers of two, 1 = row by
  * row): GROUP where the codes are at most a quarter of the bytes read (E2M1 codes, float32
  * inputs), GROUP_WIDE_CODES where they are half (one-byte codes of bf16 inputs). Run 83 on 16384 x
@@ -441,23 +450,28 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                  * across its iterations, where they spilled to local memory (run 45: 2 local
                  * accesses per element) */
                 const int k = BF16 ? j / 2 : j;
-                /* NVFP4 nearest-even from bf16: the four columns' two words of each row in one
-                 * 8-byte read at the first column, the second word kept for columns 2-3 (run 134:
-                 * NVFP4 cols +1.7 points; the MX kernels, at 128 registers, spilled that way and
-                 * lost up to 8, and keep one 4-byte read per word) */
-                constexpr int L64 = KIND == FPSIM_KIND_NVFP4 && BF16 && !ROLLED && !MMA;
-                if (L64 && j == 0) {
+                /* NVFP4 and MXFP4 nearest-even from bf16: for the first L64 rows, both words in one
+                 * 8-byte read at column 0, the second kept for columns 2-3; the other rows one
+                 * 4-byte read per word (run 134: NVFP4 cols +1.7 points with all 16 rows; run 148:
+                 * MXFP4 cols +3 with 8, FPSIM_GPU_COLS_V8_L64_MXFP4) */
+                constexpr int L64 = !BF16 || ROLLED || MMA       ? 0
+                                    : KIND == FPSIM_KIND_NVFP4     ? 16
+                                    : KIND == FPSIM_KIND_MX && FP4 ? FPSIM_GPU_COLS_V8_L64_MXFP4
+                                                                   : 0;
+                if (L64 && (j == 0 || j == 2)) {
 #pragma unroll
                     for (int i = 0; i < 16; i++) {
-                        const uint2 p =
-                            *reinterpret_cast<const uint2 *>(words + i * (int)(COLS_V8_ROW_BYTES / 4u));
-                        w[i] = p.x;
-                        w_next[i] = p.y;
+                        if (i >= L64)
+                            w[i] = words[i * (int)(COLS_V8_ROW_BYTES / 4u) + k];
+                        else if (j == 2)
+                            w[i] = w_next[i];
+                        else {
+                            const uint2 p =
+                                *reinterpret_cast<const uint2 *>(words + i * (int)(COLS_V8_ROW_BYTES / 4u));
+                            w[i] = p.x;
+                            w_next[i] = p.y;
+                        }
                     }
-                } else if (L64 && j == 2) {
-#pragma unroll
-                    for (int i = 0; i < 16; i++)
-                        w[i] = w_next[i];
                 } else if (!MMA && (ROLLED || !BF16 || !jodd))
 #pragma unroll
                     for (int i = 0; i < 16; i++)

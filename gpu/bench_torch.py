@@ -3,9 +3,13 @@
 
 Eager and torch.compile versions of: FP8 casts (f32 and bf16 in), MXFP8 (1x32, E8M0 floor scale, as
 torchao to_mx), block FP8 1x128 (FP32 scales, TE-style 448/amax), NVFP4 (1x16 E4M3 scales with a
-global FP32 scale, TE chain, FP4 codes packed two per byte), and per-tensor current scaling (amax +
-cast). Bytes are counted like fpsim's benchmark: input once + codes + scales once; a device copy
-of the float32 input is measured in the same run. Prints one JSON object.
+global FP32 scale, TE chain, FP4 codes packed two per byte; rowwise, and columnwise with TE's
+16-point random Hadamard transform as a BF16 matmul, nearest or stochastic rounding), and
+per-tensor current scaling (amax + cast). Bytes are counted like fpsim's benchmark: input once +
+codes + scales once; a device copy of the float32 input is measured in the same run. Prints one
+JSON object.
+
+Usage: bench_torch.py [TEXT]: only the cases whose name contains TEXT.
 
 These are reference points for speed only (they follow the recipes' arithmetic but are not the
 bit-exact oracles: those are fpsim's CPU emulators).
@@ -79,6 +83,49 @@ def nvfp4_te(x, amax):
     return packed, d
 
 
+# TE's RHT matrix (formats/rht16_mma.h): B[k][n] = 0.25 s_k (-1)^popcount(k & n), exact in BF16
+RHT_SIGNS = [-1.0 if (0xD7E8 >> k) & 1 else 1.0 for k in range(16)]
+
+
+def rht_matrix(device):
+    h = [[RHT_SIGNS[k] * 0.25 * (-1.0 if bin(k & n).count("1") % 2 else 1.0) for n in range(16)]
+         for k in range(16)]
+    return torch.tensor(h, device=device, dtype=torch.bfloat16)
+
+
+def fp4_codes_sr(y):
+    """E2M1 codes of y by stochastic rounding (uniform draws from torch.rand; speed only)."""
+    grid = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0], device=y.device)
+    a = y.abs().clamp(max=6.0)
+    lo = (torch.bucketize(a, grid, right=True) - 1).clamp(max=6)
+    glo, ghi = grid[lo], grid[lo + 1]
+    up = torch.rand_like(a) * (ghi - glo) < (a - glo)
+    code = (lo + up.to(lo.dtype)).to(torch.uint8)
+    return code | ((y < 0).to(torch.uint8) << 3)
+
+
+def nvfp4_te_cols_rht(x, amax, h, sr):
+    """Columnwise NVFP4 (the stored operand x^T) after the RHT of each 16 elements: y = BF16(x . h)
+    (TE's wgrad path), then the TE chain with the amax of y given."""
+    xt = x.t().contiguous()
+    y = (xt.reshape(-1, 16) @ h).reshape(xt.shape[0], -1, 16)
+    s_enc = torch.clamp(2688.0 / amax, max=3.4e38)
+    bamax = y.float().abs().amax(dim=-1, keepdim=True)
+    d = (bamax * (s_enc * (1.0 / 6.0))).clamp(max=448.0).to(torch.float8_e4m3fn)
+    enc = 1.0 / (d.float() / s_enc)
+    c = (fp4_codes_sr if sr else fp4_codes)(y.float() * enc).reshape(xt.shape[0], -1)
+    packed = c[:, 0::2] | (c[:, 1::2] << 4)
+    return packed, d
+
+
+def nvfp4_rht_cols(x, amax, h):
+    return nvfp4_te_cols_rht(x, amax, h, False)
+
+
+def nvfp4_sr_rht_cols(x, amax, h):
+    return nvfp4_te_cols_rht(x, amax, h, True)
+
+
 def nvfp4_e2e(x):
     return nvfp4_te(x, x.abs().amax().float())
 
@@ -98,6 +145,8 @@ def main():
     copy_ms = timed(lambda: dst.copy_(xf))
     copy_gbps = 2 * n * 4 / (copy_ms * 1e6)
     amax_b = xb.abs().amax().float()
+    h = rht_matrix(xb.device)
+    amax_rht = (xb.t().contiguous().reshape(-1, 16) @ h).float().abs().amax()
     cases = [
         ("x.to(e4m3) f32", cast_e4m3, (xf,), n * 5),
         ("x.to(e4m3) bf16", cast_e4m3, (xb,), n * 3),
@@ -106,7 +155,12 @@ def main():
         ("nvfp4 te bf16 (amax given)", nvfp4_te, (xb, amax_b), n * 2 + n // 2 + n // 16),
         ("nvfp4 te bf16 (e2e)", nvfp4_e2e, (xb,), n * 2 + n // 2 + n // 16),
         ("fp8 current scaling bf16 (e2e)", tensor_current, (xb,), n * 3 + 4),
+        ("nvfp4 te cols rht bf16 (amax given)", nvfp4_rht_cols, (xb, amax_rht, h), n * 2 + n // 2 + n // 16),
+        ("nvfp4 te cols sr+rht bf16 (amax given)", nvfp4_sr_rht_cols, (xb, amax_rht, h),
+         n * 2 + n // 2 + n // 16),
     ]
+    only = sys.argv[1] if len(sys.argv) > 1 else None
+    cases = [c for c in cases if only is None or only in c[0]]
     results = []
     for name, fn, args, nbytes in cases:
         for mode in ("eager", "compile"):

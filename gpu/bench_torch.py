@@ -72,15 +72,20 @@ def fp4_codes(y):
     return code
 
 
-def nvfp4_te(x, amax):
+def nvfp4_te_blocks(b, amax, codes=None):
+    """The TE chain on float32 blocks b (rows, blocks, 16) with the tensor amax given: E4M3 block
+    scales, FP4 codes (fp4_codes unless codes says otherwise) packed two per byte."""
     s_enc = torch.clamp(2688.0 / amax, max=3.4e38)
-    b = x.float().reshape(x.shape[0], -1, 16)
     bamax = b.abs().amax(dim=-1, keepdim=True)
     d = (bamax * (s_enc * (1.0 / 6.0))).clamp(max=448.0).to(torch.float8_e4m3fn)
     enc = 1.0 / (d.float() / s_enc)
-    c = fp4_codes(b * enc).reshape(x.shape[0], -1)
+    c = (codes or fp4_codes)(b * enc).reshape(b.shape[0], -1)
     packed = c[:, 0::2] | (c[:, 1::2] << 4)
     return packed, d
+
+
+def nvfp4_te(x, amax):
+    return nvfp4_te_blocks(x.float().reshape(x.shape[0], -1, 16), amax)
 
 
 # TE's RHT matrix (formats/rht16_mma.h): B[k][n] = 0.25 s_k (-1)^popcount(k & n), exact in BF16
@@ -109,13 +114,7 @@ def nvfp4_te_cols_rht(x, amax, h, sr):
     (TE's wgrad path), then the TE chain with the amax of y given."""
     xt = x.t().contiguous()
     y = (xt.reshape(-1, 16) @ h).reshape(xt.shape[0], -1, 16)
-    s_enc = torch.clamp(2688.0 / amax, max=3.4e38)
-    bamax = y.float().abs().amax(dim=-1, keepdim=True)
-    d = (bamax * (s_enc * (1.0 / 6.0))).clamp(max=448.0).to(torch.float8_e4m3fn)
-    enc = 1.0 / (d.float() / s_enc)
-    c = (fp4_codes_sr if sr else fp4_codes)(y.float() * enc).reshape(xt.shape[0], -1)
-    packed = c[:, 0::2] | (c[:, 1::2] << 4)
-    return packed, d
+    return nvfp4_te_blocks(y.float(), amax, fp4_codes_sr if sr else None)
 
 
 def nvfp4_rht_cols(x, amax, h):
@@ -161,6 +160,8 @@ def main():
     ]
     only = sys.argv[1] if len(sys.argv) > 1 else None
     cases = [c for c in cases if only is None or only in c[0]]
+    if not cases:
+        sys.exit(f"bench_torch.py: no case name contains '{only}'")
     results = []
     for name, fn, args, nbytes in cases:
         for mode in ("eager", "compile"):

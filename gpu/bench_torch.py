@@ -146,17 +146,18 @@ def main():
     amax_b = xb.abs().amax().float()
     h = rht_matrix(xb.device)
     amax_rht = (xb.t().contiguous().reshape(-1, 16) @ h).float().abs().amax()
+    nvfp4_bytes = n * 2 + n // 2 + n // 16  # bf16 in, FP4 codes, E4M3 scales
     cases = [
         ("x.to(e4m3) f32", cast_e4m3, (xf,), n * 5),
         ("x.to(e4m3) bf16", cast_e4m3, (xb,), n * 3),
         ("mxfp8 floor bf16", mxfp8_floor, (xb,), n * 3 + n // 32),
         ("block fp8 1x128 bf16", block_fp8_1x128, (xb,), n * 3 + n // 128 * 4),
-        ("nvfp4 te bf16 (amax given)", nvfp4_te, (xb, amax_b), n * 2 + n // 2 + n // 16),
-        ("nvfp4 te bf16 (e2e)", nvfp4_e2e, (xb,), n * 2 + n // 2 + n // 16),
+        ("nvfp4 te bf16 (amax given)", nvfp4_te, (xb, amax_b), nvfp4_bytes),
+        ("nvfp4 te bf16 (e2e)", nvfp4_e2e, (xb,), nvfp4_bytes),
         ("fp8 current scaling bf16 (e2e)", tensor_current, (xb,), n * 3 + 4),
-        ("nvfp4 te cols rht bf16 (amax given)", nvfp4_rht_cols, (xb, amax_rht, h), n * 2 + n // 2 + n // 16),
+        ("nvfp4 te cols rht bf16 (amax given)", nvfp4_rht_cols, (xb, amax_rht, h), nvfp4_bytes),
         ("nvfp4 te cols sr+rht bf16 (amax given)", nvfp4_sr_rht_cols, (xb, amax_rht, h),
-         n * 2 + n // 2 + n // 16),
+         nvfp4_bytes),
     ]
     only = sys.argv[1] if len(sys.argv) > 1 else None
     cases = [c for c in cases if only is None or only in c[0]]

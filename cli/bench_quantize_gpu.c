@@ -26,11 +26,18 @@ static const char *const CMD = "bench quantize";
 
 #ifdef FPSIM_HAVE_CUDA
 
+/* Block cases' axis beyond FPSIM_AXIS_ROWS / FPSIM_AXIS_COLS: both copies by
+ * fpsim_gpu_block_quantize2_dev (one read where a kernel fuses them), or by two calls (two reads;
+ * the baseline the fused kernel must beat). Both count the least bytes of the two copies: the
+ * input once, both copies' codes and scales once. */
+enum { AXIS_BOTH = 2, AXIS_TWO_CALLS = 3 };
+static const char *const axis_names[] = {"rows", "cols", "both", "2x"};
+
 typedef struct gpu_case {
     const char *name;   /* element: "FMT/POLICY/MODE"; block: scheme text */
     int block;          /* 0 element conversion, 1 block quantizer */
     int bf16;           /* input dtype */
-    int axis;
+    int axis;           /* FPSIM_AXIS_ROWS, FPSIM_AXIS_COLS, AXIS_BOTH, AXIS_TWO_CALLS */
     int amax_given;     /* block: 1 amax given, 0 end to end (own amax pass) */
     int sw_only;        /* element: force the software core (no hardware cvt) */
 } gpu_case;
@@ -56,6 +63,12 @@ static const gpu_case default_cases[] = {
     {"nvfp4:sr=1,rht=1", 1, 1, 1, 0, 0},    {"nvfp4:rht=1,rhtsum=mma", 1, 1, 1, 1, 0},
     {"nvfp4:sr=1,rht=1,rhtsum=mma", 1, 1, 1, 1, 0}, {"nvfp4:sr=1,rht=1,rhtsum=mma", 1, 1, 1, 0, 0},
     {"fp8-tensor", 1, 1, 0, 1, 0},          {"fp8-tensor", 1, 1, 0, 0, 0},
+    /* both copies: one read (kernel v8 with the rowwise copy) against two calls */
+    {"mxfp8-e4m3", 1, 1, AXIS_BOTH, 1, 0},  {"mxfp8-e4m3", 1, 1, AXIS_TWO_CALLS, 1, 0},
+    {"mxfp8-e4m3", 1, 0, AXIS_BOTH, 1, 0},  {"mxfp4", 1, 1, AXIS_BOTH, 1, 0},
+    {"fp8-block", 1, 1, AXIS_BOTH, 1, 0},   {"fp8-block", 1, 1, AXIS_TWO_CALLS, 1, 0},
+    {"nvfp4", 1, 1, AXIS_BOTH, 1, 0},       {"nvfp4", 1, 1, AXIS_TWO_CALLS, 1, 0},
+    {"nvfp4", 1, 1, AXIS_BOTH, 0, 0},       {"nvfp4:sr=1", 1, 1, AXIS_BOTH, 1, 0},
 };
 
 typedef struct run_ctx {
@@ -66,7 +79,9 @@ typedef struct run_ctx {
     fpsim_spec spec;
     fpsim_scheme scheme;
     fpsim_qopts opt;
-    fpsim_gpu_qbuf buf;
+    fpsim_gpu_qbuf buf;  /* the copy along c->axis; the columnwise one for AXIS_BOTH / AXIS_TWO_CALLS */
+    fpsim_gpu_qbuf rbuf; /* the rowwise copy for AXIS_BOTH / AXIS_TWO_CALLS */
+    int fused;           /* AXIS_BOTH: one kernel wrote both copies */
     void *copy_dst;
     size_t copy_bytes;
 } run_ctx;
@@ -88,6 +103,19 @@ static fpsim_status run_element(void *p)
 static fpsim_status run_block(void *p)
 {
     run_ctx *r = p;
+    if (r->c->axis == AXIS_BOTH)
+        return fpsim_gpu_block_quantize2_dev(&r->rbuf, &r->buf, &r->scheme, r->x, r->c->bf16, r->rows, r->cols,
+                                             &r->opt, &r->fused, NULL);
+    if (r->c->axis == AXIS_TWO_CALLS) {
+        fpsim_qopts o = r->opt;
+        o.axis = FPSIM_AXIS_ROWS;
+        fpsim_status st = fpsim_gpu_block_quantize_dev(&r->rbuf, &r->scheme, r->x, r->c->bf16, r->rows, r->cols, &o,
+                                                       NULL);
+        o.axis = FPSIM_AXIS_COLS;
+        if (st == FPSIM_OK)
+            st = fpsim_gpu_block_quantize_dev(&r->buf, &r->scheme, r->x, r->c->bf16, r->rows, r->cols, &o, NULL);
+        return st;
+    }
     return fpsim_gpu_block_quantize_dev(&r->buf, &r->scheme, r->x, r->c->bf16, r->rows, r->cols, &r->opt, NULL);
 }
 
@@ -105,14 +133,33 @@ static fpsim_status element_spec(fpsim_spec *s, const char *name)
     return st;
 }
 
-/* Least bytes a block quantizer moves: input once, codes once, scales once. */
-static double block_bytes(const fpsim_gpu_qbuf *b, const fpsim_scheme *s, size_t n, int bf16)
+/* Bytes of one quantized copy's codes and scales. */
+static double copy_bytes(const fpsim_gpu_qbuf *b, const fpsim_scheme *s)
 {
-    double in = (double)n * (bf16 ? 2 : 4);
     double codes = (double)b->qrows * (double)b->code_stride;
     double scales = (double)b->srows * (double)b->scols * (s->kind == FPSIM_KIND_MX || s->kind == FPSIM_KIND_NVFP4 ? 1 : 4);
     if (s->kind == FPSIM_KIND_FP8_TENSOR) scales = 4;
-    return in + codes + scales;
+    return codes + scales;
+}
+
+/* Least bytes a block quantizer moves: input once, codes once, scales once (of both copies where
+ * rb is not NULL). */
+static double block_bytes(const fpsim_gpu_qbuf *b, const fpsim_gpu_qbuf *rb, const fpsim_scheme *s, size_t n,
+                          int bf16)
+{
+    return (double)n * (bf16 ? 2 : 4) + copy_bytes(b, s) + (rb ? copy_bytes(rb, s) : 0.0);
+}
+
+/* The case's device buffers (both copies for AXIS_BOTH / AXIS_TWO_CALLS), without the FP32 scales
+ * of MX/NVFP4 unless with_scale_inv. */
+static fpsim_status alloc_block_bufs(run_ctx *r, int with_scale_inv)
+{
+    const int two = r->c->axis >= AXIS_BOTH;
+    fpsim_status st = fpsim_gpu_qbuf_alloc(&r->buf, &r->scheme, r->rows, r->cols, two ? FPSIM_AXIS_COLS : r->c->axis);
+    if (st == FPSIM_OK && two) st = fpsim_gpu_qbuf_alloc(&r->rbuf, &r->scheme, r->rows, r->cols, FPSIM_AXIS_ROWS);
+    if (st == FPSIM_OK && !with_scale_inv && r->buf.scale_codes) st = fpsim_gpu_qbuf_drop_scale_inv(&r->buf);
+    if (st == FPSIM_OK && !with_scale_inv && two && r->rbuf.scale_codes) st = fpsim_gpu_qbuf_drop_scale_inv(&r->rbuf);
+    return st;
 }
 
 static void usage(FILE *out)
@@ -122,10 +169,12 @@ static void usage(FILE *out)
             "                                         [--spread K]\n\n"
             "GB/s of the CUDA element conversions and block quantizers next to a device-to-device copy\n"
             "of the float32 input measured in the same run (bytes read + written; a kernel is counted\n"
-            "for the least it must move: input once, codes and scales once).\n\n"
+            "for the least it must move: input once, codes and scales once). Axis \"both\": the rowwise and\n"
+            "columnwise copies in one call, from one read where a kernel fuses them ([one read]); \"2x\":\n"
+            "the same two copies by two calls, the two-read baseline.\n\n"
             "  --size RxC     tensor shape (default 16384x16384: 1 GiB of float32, 512 MiB of bf16)\n"
             "  --reps N       timed runs per figure, median taken (default 20)\n"
-            "  --case TEXT    only the cases whose name contains TEXT (repeatable)\n"
+            "  --case TEXT    only the cases whose name and axis (\"nvfp4 both\") contain TEXT (repeatable)\n"
             "  --spread K     the random input: a bell-shaped value in (-2, 2) times 2^k, k drawn from\n"
             "                 [-K, K] for each run of 64 elements (default 8; 0: one scale). Kernels\n"
             "                 with data-dependent paths (the columnwise RHT) depend on it\n"
@@ -226,7 +275,9 @@ int bench_quantize_gpu(int argc, char **argv)
     int first = 1, failures = 0;
     for (size_t ci = 0; ci < sizeof default_cases / sizeof default_cases[0]; ci++) {
         const gpu_case *c = &default_cases[ci];
-        if (!matches(c->name, only, nonly)) continue;
+        char match_text[96]; /* the scheme and the axis: --case "nvfp4 both" */
+        snprintf(match_text, sizeof match_text, "%s %s", c->name, c->block ? axis_names[c->axis] : "");
+        if (!matches(match_text, only, nonly)) continue;
         run_ctx r;
         memset(&r, 0, sizeof r);
         r.c = c;
@@ -250,18 +301,19 @@ int bench_quantize_gpu(int argc, char **argv)
             r.opt.seed = 99;
             r.opt.global_amax_given = c->amax_given;
             r.opt.global_amax = 4.0f;
-            if (st == FPSIM_OK) st = fpsim_gpu_qbuf_alloc(&r.buf, &r.scheme, rows, cols, c->axis);
-            if (st == FPSIM_OK && !with_scale_inv && r.buf.scale_codes) st = fpsim_gpu_qbuf_drop_scale_inv(&r.buf);
+            if (st == FPSIM_OK) st = alloc_block_bufs(&r, with_scale_inv);
             scale_inv_on = st == FPSIM_OK && r.buf.scale_inv != NULL;
-            bytes = block_bytes(&r.buf, &r.scheme, n, c->bf16);
+            bytes = block_bytes(&r.buf, c->axis >= AXIS_BOTH ? &r.rbuf : NULL, &r.scheme, n, c->bf16);
             if (st == FPSIM_OK) st = fpsim_gpu_time_ms(&ms, run_block, &r, 3, reps);
             fpsim_gpu_qbuf_free(&r.buf);
+            fpsim_gpu_qbuf_free(&r.rbuf);
         }
         const char *amax = !c->block || r.scheme.kind == FPSIM_KIND_MX || r.scheme.kind == FPSIM_KIND_FP8_BLOCK
                                ? "-"
                                : (c->amax_given ? "given" : "e2e");
         char label[64];
-        snprintf(label, sizeof label, "%s%s", c->name, c->sw_only ? " [sw]" : "");
+        snprintf(label, sizeof label, "%s%s%s", c->name, c->sw_only ? " [sw]" : "",
+                 c->axis == AXIS_BOTH ? (r.fused ? " [one read]" : " [two passes]") : "");
         if (st != FPSIM_OK) {
             failures++;
             fpsim_cli_error(CMD, "%s: %s", label, fpsim_last_error());
@@ -273,13 +325,13 @@ int bench_quantize_gpu(int argc, char **argv)
             printf("%s\n  {\"case\": \"%s\", \"input\": \"%s\", \"axis\": \"%s\", \"amax\": \"%s\", \"ms\": %.4f, "
                    "\"bytes\": %.0f, \"gbps\": %.1f, \"frac_of_copy\": %.3f, \"gelem_per_s\": %.1f, "
                    "\"scale_inv\": %s}",
-                   first ? "" : ",", label, c->bf16 ? "bf16" : "f32", c->axis ? "cols" : "rows", amax, ms, bytes,
+                   first ? "" : ",", label, c->bf16 ? "bf16" : "f32", axis_names[c->axis], amax, ms, bytes,
                    gbps, gbps / copy_gbps, (double)n / (ms * 1e6),
                    scale_inv_on ? "true" : "false");
             first = 0;
         } else {
             printf("%-34s %-5s %-4s %-6s %9.3f %9.0f %7.1f%% %9.1f\n", label, c->bf16 ? "bf16" : "f32",
-                   c->axis ? "cols" : "rows", amax, ms, gbps, 100.0 * gbps / copy_gbps, (double)n / (ms * 1e6));
+                   axis_names[c->axis], amax, ms, gbps, 100.0 * gbps / copy_gbps, (double)n / (ms * 1e6));
         }
         fflush(stdout);
     }

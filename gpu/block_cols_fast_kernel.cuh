@@ -253,9 +253,16 @@ template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[
         out[i] = all.v[i];
 }
 
+/* DUAL: the rowwise copy too, from the same staged tile (see rows_from_stage below). */
+template <int KIND, int F, int BF16, int TC, int SR, int DUAL>
+__device__ __forceinline__ void rows_from_stage(const qargs &a, const uint4 *stage, uint32_t tile_row0,
+                                                uint32_t tile_col0, uint32_t cols, const float (&tv)[6],
+                                                float te_mul, float elem_max, const float4 *tab);
+
 /* KIND: scheme kind (NVFP4 = the TE chain); F: element format; BF16: input bf16; TC: tile length
- * (16, 32, 128); SR: NVFP4 stochastic rounding; RHT: its Hadamard transform, COLS_V8_RHT_*. */
-template <int KIND, int F, int BF16, int TC, int SR, int RHT>
+ * (16, 32, 128); SR: NVFP4 stochastic rounding; RHT: its Hadamard transform, COLS_V8_RHT_*; DUAL:
+ * also the rowwise copy (a.rw) from the same tiles, so that the input is read once for both. */
+template <int KIND, int F, int BF16, int TC, int SR, int RHT, int DUAL = 0>
 __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     block_cols_fast_kernel(const __grid_constant__ qargs a, uint32_t rows, uint32_t cols)
 {
@@ -266,7 +273,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     /* rare-tile code out of line (OOL_RARE_SCALE): NVFP4 without RHT, runs 132-133; the NaN tile's
      * amax (OOL_NAN_AMAX): MXFP4, runs 136-138; with either, the amax-only pass too (abs_max16_ool) */
     constexpr int OOL = rare_tile_ool(KIND, F, RHT == COLS_V8_RHT_NONE);
-    static_assert(TC % 16 == 0 && TL <= LR && (!RHT || TC == 16) && (!SR || FP4) && (!MMA || BF16),
+    static_assert(TC % 16 == 0 && TL <= LR && (!RHT || TC == 16) && (!SR || FP4) && (!MMA || BF16) &&
+                      (!DUAL || !RHT),
                   "kernel v8 shapes");
     float tv[6];
     tensor_values<KIND>(a, tv);
@@ -625,9 +633,100 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                 amax_only_max = max(amax_only_max, __shfl_xor_sync(0xFFFFFFFFu, amax_only_max, o));
             if (lane == 0) atomicMax(a.amax_out, amax_only_max);
         }
+        if constexpr (DUAL)
+            if (!a.amax_only)
+                rows_from_stage<KIND, F, BF16, TC, SR, DUAL>(a, cols_stage + buf * (COLS_V8_STAGE_BYTES / 16u),
+                                                             cur.row * WROWS, cur.col * wx * WCOLS, cols, tv,
+                                                             te_mul, elem_max, tab);
         __syncthreads(); /* every lane has read buffer buf before the next pass copies into it */
     }
     cp_async_wait<0>();
+}
+
+/* The rowwise copy of one staged CTA tile (128 rows from tile_row0, wx * WCOLS columns from
+ * tile_col0), coded as kernel v7 codes a row: thread q takes the 16-element piece b = q % P of
+ * staged rows q / P + k (blockDim.x / P), P = the tile's pieces per row (wx for bf16, wx / 2 for
+ * float32; the host picks DUAL only where the tile's width is a multiple of TC), so the TC / 16
+ * lanes of a rowwise tile are xor neighbours in a warp, as in kernel v7, and reduce its amax by
+ * shuffles. A piece is 2 (bf16) or 4 (float32) 16-byte slots of the staged row, slot p ^ 2 (r / 16)
+ * (COLS_V8_ROW_BYTES). The element codes, scale rule, fast and exact paths are code_tile16's, and
+ * the SR counter is the element's index in the rowwise operand, so the codes and scales are those
+ * of the rowwise kernels bit for bit (verify compares both copies with the CPU). */
+template <int KIND, int F, int BF16, int TC, int SR, int DUAL>
+__device__ __forceinline__ void rows_from_stage(const qargs &a, const uint4 *stage, uint32_t tile_row0,
+                                                uint32_t tile_col0, uint32_t cols, const float (&tv)[6],
+                                                float te_mul, float elem_max, const float4 *tab)
+{
+    constexpr int PW = BF16 ? 2 : 4, TL = TC / 16, FP4 = F == FPSIM_E2M1;
+    constexpr int OOL = rare_tile_ool(KIND, F, 1);
+    constexpr uint32_t ELEMS_PER_SLOT = BF16 ? 8u : 4u;
+    /* 16-element pieces per staged row (32 wx threads), so the CTA's threads cover RSTEP rows
+     * at a time whatever wx is */
+    constexpr uint32_t RSTEP = BF16 ? 32u : 64u;
+    const uint32_t pieces = blockDim.x / RSTEP, b = threadIdx.x % pieces, lane = threadIdx.x & 31u;
+    const uint32_t tile_mask = TL <= 1 ? (1u << lane) : (((1u << TL) - 1u) << (lane & ~(uint32_t)(TL - 1)));
+    uint32_t sat = 0, zero_tiles = 0;
+#pragma unroll
+    for (uint32_t pass_row = 0; pass_row < 128u / RSTEP; pass_row++) {
+        const uint32_t rl = threadIdx.x / pieces + pass_row * RSTEP;
+        const uint4 *srow = stage + rl * (COLS_V8_ROW_BYTES / 16u);
+        uint4 p[PW];
+#pragma unroll
+        for (int k = 0; k < PW; k++)
+            p[k] = srow[((uint32_t)PW * b + (uint32_t)k) ^ (2u * (rl / 16u))];
+        uint32_t raw = 0; /* max of |x| bits, NaN above Inf */
+#pragma unroll
+        for (int k = 0; k < PW; k++)
+            raw = max(raw, BF16 ? raw_max_bf16x8(p[k]) : raw_max_f32x4(p[k]));
+#pragma unroll
+        for (int o = 1; o < TL; o <<= 1)
+            raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
+        const uint32_t row = tile_row0 + rl, col = tile_col0 + 16u * b, f = row * cols + col;
+        v7_tile tc;
+        if constexpr (bf16_pairs_apply<KIND, F, BF16, SR>::value) {
+            v7_bf16_elems e; /* element j in word j / 2, the high half for odd j */
+#pragma unroll
+            for (int j = 0; j < 16; j++) {
+                const uint4 &q = p[j / 8];
+                const uint32_t u[4] = {q.x, q.y, q.z, q.w};
+                e.w[j] = u[j / 2 % 4];
+            }
+            e.hi = 0xAAAAu;
+            e.words_paired = 1;
+            tc = code_tile16<KIND, F, BF16, SR, 1, (TL > 1 ? TL : 1), OOL>(a, e, raw, tv, te_mul, elem_max, f,
+                                                                           tile_mask, tab);
+        } else {
+            v7_elems e;
+#pragma unroll
+            for (int k = 0; k < PW; k++)
+                widen_word<BF16>(p[k], e.v + ELEMS_PER_SLOT * k);
+            tc = code_tile16<KIND, F, BF16, SR, 1, (TL > 1 ? TL : 1), OOL>(a, e, raw, tv, te_mul, elem_max, f,
+                                                                           tile_mask, tab);
+        }
+        constexpr int NW = code_words<F, 16>::W;
+        uint32_t cw[NW];
+#pragma unroll
+        for (int q = 0; q < NW; q++)
+            cw[q] = tc.c[q];
+        store_code_words<F, 16>(cw, a.rw.codes + (size_t)row * a.rw.code_stride + (FP4 ? col / 2u : col));
+        sat += tc.sat;
+        if (TL > 1 && (lane & (uint32_t)(TL - 1)) != 0) continue;
+        /* the tile's first lane writes its scale and counts a zero-amax block */
+        zero_tiles += tc.am == 0;
+        const uint32_t sc = col / TC;
+        const size_t si = (size_t)row * a.rw.scols + sc;
+        if (a.rw.scale_inv) a.rw.scale_inv[si] = tc.ts.inv;
+        if (a.rw.scale_codes) a.rw.scale_codes[si] = (uint8_t)tc.ts.code;
+        if (!a.want_cublas) continue;
+        if (KIND == FPSIM_KIND_FP8_BLOCK)
+            a.rw.cub32[(size_t)sc * a.rw.cublas_cols + row] = tc.ts.inv; /* VEC128: K-blocks x rows */
+        else
+            a.rw.cub8[swizzle128x4(row, sc, a.rw.cublas_cols)] = (uint8_t)tc.ts.code;
+    }
+    if (a.rw.counters) {
+        if (sat) atomicAdd(&a.rw.counters[0], (unsigned long long)sat);
+        if (zero_tiles) atomicAdd(&a.rw.counters[1], (unsigned long long)zero_tiles);
+    }
 }
 
 typedef void (*block_cols_fast_kernel_fn)(qargs, uint32_t, uint32_t);
@@ -691,6 +790,44 @@ inline block_cols_fast_kernel_fn block_cols_fast_pick(int kind, int tc, int form
             return block_cols_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E4M3, 128, 0, 0>(bf16);
         if (format == FPSIM_E5M2)
             return block_cols_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E5M2, 128, 0, 0>(bf16);
+    }
+    return NULL;
+}
+
+/* Kernel v8 with DUAL (both copies from one read) for the schemes TransformerEngine quantizes that
+ * way: MXFP8 (E4M3, E5M2) and MXFP4 1x32, NVFP4 1x16 (TE chain, nearest-even or SR, no RHT: TE
+ * rotates only the columnwise copy, by a kernel of its own) and block FP8 1x128 from bf16 (a
+ * float32 CTA tile is 64 columns, under a 128-wide rowwise block); NULL for the rest, which take
+ * two passes. The host has checked kernel v8's conditions and that the CTA tile's width is a
+ * multiple of tc. */
+inline block_cols_fast_kernel_fn block_cols_dual_pick(int kind, int tc, int format, int sr, int bf16)
+{
+    if (kind == FPSIM_KIND_NVFP4 && tc == 16 && format == FPSIM_E2M1) {
+        if (sr)
+            return bf16 ? block_cols_fast_kernel<FPSIM_KIND_NVFP4, FPSIM_E2M1, 1, 16, 1, 0, 1>
+                        : block_cols_fast_kernel<FPSIM_KIND_NVFP4, FPSIM_E2M1, 0, 16, 1, 0, 1>;
+        return bf16 ? block_cols_fast_kernel<FPSIM_KIND_NVFP4, FPSIM_E2M1, 1, 16, 0, 0, 1>
+                    : block_cols_fast_kernel<FPSIM_KIND_NVFP4, FPSIM_E2M1, 0, 16, 0, 0, 1>;
+    }
+    if (sr) return NULL;
+    if (kind == FPSIM_KIND_MX && tc == 32) {
+        switch (format) {
+        case FPSIM_E4M3:
+            return bf16 ? block_cols_fast_kernel<FPSIM_KIND_MX, FPSIM_E4M3, 1, 32, 0, 0, 1>
+                        : block_cols_fast_kernel<FPSIM_KIND_MX, FPSIM_E4M3, 0, 32, 0, 0, 1>;
+        case FPSIM_E5M2:
+            return bf16 ? block_cols_fast_kernel<FPSIM_KIND_MX, FPSIM_E5M2, 1, 32, 0, 0, 1>
+                        : block_cols_fast_kernel<FPSIM_KIND_MX, FPSIM_E5M2, 0, 32, 0, 0, 1>;
+        case FPSIM_E2M1:
+            return bf16 ? block_cols_fast_kernel<FPSIM_KIND_MX, FPSIM_E2M1, 1, 32, 0, 0, 1>
+                        : block_cols_fast_kernel<FPSIM_KIND_MX, FPSIM_E2M1, 0, 32, 0, 0, 1>;
+        default:
+            return NULL;
+        }
+    }
+    if (kind == FPSIM_KIND_FP8_BLOCK && tc == 128 && bf16) {
+        if (format == FPSIM_E4M3) return block_cols_fast_kernel<FPSIM_KIND_FP8_BLOCK, FPSIM_E4M3, 1, 128, 0, 0, 1>;
+        if (format == FPSIM_E5M2) return block_cols_fast_kernel<FPSIM_KIND_FP8_BLOCK, FPSIM_E5M2, 1, 128, 0, 0, 1>;
     }
     return NULL;
 }

@@ -53,6 +53,15 @@
 
 namespace {
 
+/* The rowwise copy's outputs where kernel v8 codes it from the columnwise copy's staged tiles
+ * (fpsim_gpu_block_quantize2_dev: both copies from one read of the input). */
+struct qrows_out {
+    uint8_t *codes, *scale_codes, *cub8;
+    float *scale_inv, *cub32;
+    unsigned long long *counters; /* NULL: not counted */
+    size_t code_stride, scols, cublas_cols;
+};
+
 struct qargs {
     const void *x;
     int bf16, bf16_vinf, rht, rhtmma, amax_only, axis, kind, elem, rule, ao, gscale, chain, fp8scale, mode, pow2, sr, fp4, nan_ignore;
@@ -79,6 +88,7 @@ struct qargs {
     uint32_t v8_group;  /* kernel v8: tile rows taken together (a power of two; its tile order) */
     unsigned long long *counters; /* statistics wanted: [0] saturated elements, [1] zero-amax
                                    * blocks (the quantizer alone sees them); NULL: not counted */
+    qrows_out rw;                 /* kernel v8 with DUAL: the rowwise copy */
 };
 
 /* Statistics counters (formats/block_*.c): a finite input whose scaled value (before the NVFP4
@@ -661,11 +671,31 @@ extern "C" void fpsim_gpu_qbuf_free(fpsim_gpu_qbuf *b)
     memset(b, 0, sizeof *b);
 }
 
-/* The body of fpsim_gpu_block_quantize_dev; force_amax: compute the tensor amax even where the
- * scheme does not use it (the host API reports it in global_amax, like the CPU). */
-static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, const void *x, int x_is_bf16,
-                                 size_t rows, size_t cols, const fpsim_qopts *opt, void *cuda_stream, int force_amax)
+/* rows_too (columnwise calls only): the rowwise buffers that kernel v8 may fill from the same read
+ * (fpsim_gpu_block_quantize2_dev); FPSIM_EINVAL unless allocated for this scheme and shape, rowwise. */
+static fpsim_status check_rows_too(const fpsim_gpu_qbuf *b, const fpsim_scheme *s, size_t rows, size_t cols)
 {
+    geom g;
+    fpsim_status st = geometry(&g, s, rows, cols, FPSIM_AXIS_ROWS);
+    if (st != FPSIM_OK) return st;
+    if (b->rows != rows || b->cols != cols || b->axis != FPSIM_AXIS_ROWS || b->qrows != g.qrows ||
+        b->code_stride != g.code_stride || b->scols != g.scols)
+        return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: the rowwise buffers were allocated for another shape "
+                                        "or axis");
+    if (!b->codes || (!b->scale_inv && !(s->kind == FPSIM_KIND_MX || s->kind == FPSIM_KIND_NVFP4)))
+        return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: the rowwise %s is NULL",
+                          b->codes ? "scale_inv" : "codes");
+    return FPSIM_OK;
+}
+
+/* The body of fpsim_gpu_block_quantize_dev; force_amax: compute the tensor amax even where the
+ * scheme does not use it (the host API reports it in global_amax, like the CPU). rows_too: see
+ * check_rows_too; *fused = 1 when the kernel wrote that copy too (else the caller quantizes it). */
+static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, const void *x, int x_is_bf16,
+                                 size_t rows, size_t cols, const fpsim_qopts *opt, void *cuda_stream, int force_amax,
+                                 fpsim_gpu_qbuf *rows_too = NULL, int *fused = NULL)
+{
+    if (fused) *fused = 0;
     fpsim_status st = fpsim_gpu_require();
     if (st != FPSIM_OK) return st;
     if (!out || !s || !x) return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: NULL argument");
@@ -681,6 +711,8 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     if (out->rows != rows || out->cols != cols || out->axis != o.axis || out->qrows != g.qrows)
         return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: buffers were allocated for another shape or axis");
     if (!fpsim_gpu_aligned16(x)) return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: input not 16-byte aligned");
+    if (rows_too && o.axis != FPSIM_AXIS_COLS) rows_too = NULL;
+    if (rows_too && (st = check_rows_too(rows_too, s, rows, cols)) != FPSIM_OK) return st;
     if (!out->codes || (!out->scale_inv && !(s->kind == FPSIM_KIND_MX || s->kind == FPSIM_KIND_NVFP4)))
         return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: %s is NULL (only MX and NVFP4 may leave out scale_inv, "
                                         "their scale codes carry the scales)",
@@ -768,6 +800,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     /* Kernel v8 for columnwise 1 x TC tiles of the kinds' usual widths, in whole warp tiles
      * (block_cols_fast_kernel.cuh); v5 for the other shapes and chains it does not take. */
     block_cols_fast_kernel_fn fast8 = NULL;
+    int dual8 = 0; /* fast8 writes rows_too as well */
     unsigned blocks8 = 0, threads8 = 0;
     size_t smem8 = 0;
 #if FPSIM_GPU_COLS_V8
@@ -785,6 +818,16 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         while (cols % (wx * wcols) != 0)
             wx /= 2;
         threads8 = 32u * wx;
+        /* both copies from this read: a dual form of the kernel, rowwise tiles inside the CTA tile,
+         * and the same outputs wanted of both copies */
+        const int rows_cub = rows_too && (rows_too->cublas_codes || rows_too->cublas_f32);
+        if (fast8 && rows_too && !a.rht && (wx * wcols) % (size_t)g.TC == 0 && (!a.want_cublas || rows_cub)) {
+            block_cols_fast_kernel_fn dual = block_cols_dual_pick(s->kind, g.TC, a.es.format, a.sr, a.bf16);
+            if (dual) {
+                fast8 = dual;
+                dual8 = 1;
+            }
+        }
         smem8 = block_cols_fast_smem(wx, rht8);
         int per_sm = 0;
         if (fast8 &&
@@ -793,6 +836,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
              per_sm < 1)) {
             (void)cudaGetLastError(); /* not sticky: clear it, and take v5 instead */
             fast8 = NULL;
+            dual8 = 0;
         }
         const size_t nt = (rows / block_cols_fast_warp_rows(g.TC)) * (cols / (wx * wcols));
         const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * per_sm;
@@ -902,9 +946,35 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         FPSIM_CUDA_LAUNCHED("block_tiles_kernel");
         return FPSIM_OK;
     }
+    if (fast8 && dual8) {
+        a.rw.codes = rows_too->codes;
+        a.rw.scale_codes = rows_too->scale_codes;
+        a.rw.scale_inv = rows_too->scale_inv;
+        a.rw.cub8 = rows_too->cublas_codes;
+        a.rw.cub32 = rows_too->cublas_f32;
+        a.rw.code_stride = rows_too->code_stride;
+        a.rw.scols = rows_too->scols;
+        a.rw.cublas_cols = rows_too->cublas_cols;
+        if (a.counters && rows_too->counters) {
+            FPSIM_CUDA_TRY(cudaMemsetAsync(rows_too->counters, 0, 2 * sizeof(unsigned long long), cs));
+            a.rw.counters = rows_too->counters;
+        }
+        if (a.want_cublas) {
+            const size_t nc = rows_too->cublas_rows * rows_too->cublas_cols;
+            if (rows_too->cublas_codes) FPSIM_CUDA_TRY(cudaMemsetAsync(rows_too->cublas_codes, 0, nc, cs));
+            if (rows_too->cublas_f32) FPSIM_CUDA_TRY(cudaMemsetAsync(rows_too->cublas_f32, 0, nc * 4, cs));
+        }
+    }
     if (fast8) {
         fast8<<<blocks8, threads8, smem8, cs>>>(a, (uint32_t)rows, (uint32_t)cols);
-        FPSIM_CUDA_LAUNCHED("block_cols_fast_kernel");
+        FPSIM_CUDA_LAUNCHED(dual8 ? "block_cols_fast_kernel (both copies)" : "block_cols_fast_kernel");
+        if (dual8) { /* the per-tensor values and the amax are the rowwise copy's too (no RHT) */
+            FPSIM_CUDA_TRY(cudaMemcpyAsync(rows_too->tensor_values, out->tensor_values, 4 * sizeof(float),
+                                           cudaMemcpyDeviceToDevice, cs));
+            FPSIM_CUDA_TRY(cudaMemcpyAsync(rows_too->amax_bits, out->amax_bits, sizeof(uint32_t),
+                                           cudaMemcpyDeviceToDevice, cs));
+            if (fused) *fused = 1;
+        }
         return FPSIM_OK;
     }
     if (fast_cols) {
@@ -929,6 +999,42 @@ extern "C" fpsim_status fpsim_gpu_block_quantize_dev(fpsim_gpu_qbuf *out, const 
                                                      void *cuda_stream)
 {
     return quantize_dev(out, s, x, x_is_bf16, rows, cols, opt, cuda_stream, 0);
+}
+
+/* Both copies: the columnwise call with the rowwise buffers offered to kernel v8, then the rowwise
+ * call where no kernel took them. */
+static fpsim_status quantize2_dev(fpsim_gpu_qbuf *rows_out, fpsim_gpu_qbuf *cols_out, const fpsim_scheme *s,
+                                  const void *x, int x_is_bf16, size_t rows, size_t cols, const fpsim_qopts *opt,
+                                  void *cuda_stream, int force_amax, int *fused)
+{
+    if (fused) *fused = 0;
+    if (!rows_out || !cols_out || !s) return fpsim_fail(FPSIM_EINVAL, "gpu block quantize (both copies): NULL argument");
+    if (rows_out->axis != FPSIM_AXIS_ROWS || cols_out->axis != FPSIM_AXIS_COLS)
+        return fpsim_fail(FPSIM_EINVAL, "gpu block quantize (both copies): the buffers must be allocated rowwise "
+                                        "and columnwise, in that order");
+    fpsim_qopts o;
+    if (opt)
+        o = *opt;
+    else
+        fpsim_qopts_default(&o);
+    o.axis = FPSIM_AXIS_COLS;
+    int one_read = 0;
+    fpsim_status st = quantize_dev(cols_out, s, x, x_is_bf16, rows, cols, &o, cuda_stream, force_amax, rows_out,
+                                   &one_read);
+    if (st == FPSIM_OK && !one_read) {
+        o.axis = FPSIM_AXIS_ROWS;
+        st = quantize_dev(rows_out, s, x, x_is_bf16, rows, cols, &o, cuda_stream, force_amax);
+    }
+    if (fused) *fused = st == FPSIM_OK && one_read;
+    return st;
+}
+
+extern "C" fpsim_status fpsim_gpu_block_quantize2_dev(fpsim_gpu_qbuf *rows_out, fpsim_gpu_qbuf *cols_out,
+                                                      const fpsim_scheme *s, const void *x, int x_is_bf16,
+                                                      size_t rows, size_t cols, const fpsim_qopts *opt, int *fused,
+                                                      void *cuda_stream)
+{
+    return quantize2_dev(rows_out, cols_out, s, x, x_is_bf16, rows, cols, opt, cuda_stream, 0, fused);
 }
 
 namespace {
@@ -1027,8 +1133,67 @@ fpsim_status dequant_stats(fpsim_qtensor *out, const fpsim_gpu_qbuf *b, const fp
     return st;
 }
 
-fpsim_status quantize_host(fpsim_qtensor *out, const fpsim_scheme *s, const void *x, int bf16, size_t rows,
-                           size_t cols, const fpsim_qopts *opt)
+/* Fill the host tensor `out` in the CPU's layout from the device buffers b, which quantized dx
+ * under o (the dequantized tensor and the statistics computed on the GPU when o->want asks). */
+fpsim_status fill_host(fpsim_qtensor *out, const fpsim_gpu_qbuf *b, const fpsim_scheme *s, const void *dx, int bf16,
+                       size_t rows, size_t cols, const fpsim_qopts *o)
+{
+    float tv[4] = {0, 0, 0, 0};
+    fpsim_status st = fpsim_gpu_copy(tv, b->tensor_values, sizeof tv, 1);
+    int want_cub = (o->want & FPSIM_QWANT_CUBLAS) != 0;
+    if (st == FPSIM_OK) {
+        fpsim_qtensor_free(out);
+        memset(out, 0, sizeof *out);
+        out->scheme = *s;
+        out->axis = o->axis;
+        out->rows = rows;
+        out->cols = cols;
+        out->qrows = b->qrows;
+        out->qcols = b->qcols;
+        out->code_stride = b->code_stride;
+        out->srows = b->srows;
+        out->scols = b->scols;
+        st = take((void **)&out->codes, b->qrows * b->code_stride);
+        out->cap_codes = b->qrows * b->code_stride;
+    }
+    if (st == FPSIM_OK) st = fpsim_gpu_copy(out->codes, b->codes, b->qrows * b->code_stride, 1);
+    if (st == FPSIM_OK && b->scale_inv) {
+        st = take((void **)&out->scale_inv, b->srows * b->scols * 4);
+        if (st == FPSIM_OK) st = fpsim_gpu_copy(out->scale_inv, b->scale_inv, b->srows * b->scols * 4, 1);
+        out->cap_scales = b->srows * b->scols;
+    }
+    if (st == FPSIM_OK && b->scale_codes) {
+        st = take((void **)&out->scale_codes, b->srows * b->scols);
+        if (st == FPSIM_OK) st = fpsim_gpu_copy(out->scale_codes, b->scale_codes, b->srows * b->scols, 1);
+    }
+    if (st == FPSIM_OK && want_cub && (b->cublas_codes || b->cublas_f32)) {
+        out->cublas_rows = b->cublas_rows;
+        out->cublas_cols = b->cublas_cols;
+        size_t n = b->cublas_rows * b->cublas_cols;
+        out->cap_cublas = n;
+        if (b->cublas_codes) {
+            st = take((void **)&out->cublas_codes, n);
+            if (st == FPSIM_OK) st = fpsim_gpu_copy(out->cublas_codes, b->cublas_codes, n, 1);
+        } else {
+            st = take((void **)&out->cublas_f32, n * 4);
+            if (st == FPSIM_OK) st = fpsim_gpu_copy(out->cublas_f32, b->cublas_f32, n * 4, 1);
+        }
+    }
+    if (st == FPSIM_OK) {
+        out->global_amax = tv[0];
+        out->s_enc = tv[1];
+        out->global_scale = tv[2];
+        out->tensor_scale = tv[3];
+    }
+    if (st == FPSIM_OK && (o->want & (FPSIM_QWANT_STATS | FPSIM_QWANT_DEQUANT)))
+        st = dequant_stats(out, b, s, dx, bf16, rows, cols, o, tv[0]);
+    return st;
+}
+
+/* The host API: x copied to the device, quantized into one copy (rows_out NULL: out, along
+ * opt->axis) or both (rows_out rowwise, out columnwise: fpsim_gpu_block_quantize2), filled back. */
+fpsim_status quantize_host(fpsim_qtensor *out, fpsim_qtensor *rows_out, const fpsim_scheme *s, const void *x,
+                           int bf16, size_t rows, size_t cols, const fpsim_qopts *opt, int *fused)
 {
     fpsim_status st = fpsim_gpu_require();
     if (st != FPSIM_OK) return st;
@@ -1038,66 +1203,32 @@ fpsim_status quantize_host(fpsim_qtensor *out, const fpsim_scheme *s, const void
         o = *opt;
     else
         fpsim_qopts_default(&o);
-    fpsim_gpu_qbuf b;
+    const int both = rows_out != NULL;
+    if (both) o.axis = FPSIM_AXIS_COLS;
+    fpsim_gpu_qbuf b, br;
+    memset(&br, 0, sizeof br);
     if ((st = fpsim_gpu_qbuf_alloc(&b, s, rows, cols, o.axis)) != FPSIM_OK) return st;
+    if (both && (st = fpsim_gpu_qbuf_alloc(&br, s, rows, cols, FPSIM_AXIS_ROWS)) != FPSIM_OK) {
+        fpsim_gpu_qbuf_free(&b);
+        return st;
+    }
     size_t in_bytes = rows * cols * (bf16 ? 2 : 4);
     void *dx = NULL;
     st = fpsim_gpu_alloc(&dx, in_bytes);
     if (st == FPSIM_OK) st = fpsim_gpu_copy(dx, x, in_bytes, 0);
-    if (st == FPSIM_OK) st = quantize_dev(&b, s, dx, bf16, rows, cols, &o, NULL, 1);
+    if (st == FPSIM_OK)
+        st = both ? quantize2_dev(&br, &b, s, dx, bf16, rows, cols, &o, NULL, 1, fused)
+                  : quantize_dev(&b, s, dx, bf16, rows, cols, &o, NULL, 1);
     if (st == FPSIM_OK) st = fpsim_gpu_sync();
-    /* Fill the host tensor in the CPU's layout. */
-    float tv[4] = {0, 0, 0, 0};
-    if (st == FPSIM_OK) st = fpsim_gpu_copy(tv, b.tensor_values, sizeof tv, 1);
-    int want_cub = (o.want & FPSIM_QWANT_CUBLAS) != 0;
-    if (st == FPSIM_OK) {
-        fpsim_qtensor_free(out);
-        memset(out, 0, sizeof *out);
-        out->scheme = *s;
-        out->axis = o.axis;
-        out->rows = rows;
-        out->cols = cols;
-        out->qrows = b.qrows;
-        out->qcols = b.qcols;
-        out->code_stride = b.code_stride;
-        out->srows = b.srows;
-        out->scols = b.scols;
-        st = take((void **)&out->codes, b.qrows * b.code_stride);
-        out->cap_codes = b.qrows * b.code_stride;
+    if (st == FPSIM_OK) st = fill_host(out, &b, s, dx, bf16, rows, cols, &o);
+    if (st == FPSIM_OK && both) {
+        fpsim_qopts orow = o;
+        orow.axis = FPSIM_AXIS_ROWS;
+        st = fill_host(rows_out, &br, s, dx, bf16, rows, cols, &orow);
     }
-    if (st == FPSIM_OK) st = fpsim_gpu_copy(out->codes, b.codes, b.qrows * b.code_stride, 1);
-    if (st == FPSIM_OK && b.scale_inv) {
-        st = take((void **)&out->scale_inv, b.srows * b.scols * 4);
-        if (st == FPSIM_OK) st = fpsim_gpu_copy(out->scale_inv, b.scale_inv, b.srows * b.scols * 4, 1);
-        out->cap_scales = b.srows * b.scols;
-    }
-    if (st == FPSIM_OK && b.scale_codes) {
-        st = take((void **)&out->scale_codes, b.srows * b.scols);
-        if (st == FPSIM_OK) st = fpsim_gpu_copy(out->scale_codes, b.scale_codes, b.srows * b.scols, 1);
-    }
-    if (st == FPSIM_OK && want_cub && (b.cublas_codes || b.cublas_f32)) {
-        out->cublas_rows = b.cublas_rows;
-        out->cublas_cols = b.cublas_cols;
-        size_t n = b.cublas_rows * b.cublas_cols;
-        out->cap_cublas = n;
-        if (b.cublas_codes) {
-            st = take((void **)&out->cublas_codes, n);
-            if (st == FPSIM_OK) st = fpsim_gpu_copy(out->cublas_codes, b.cublas_codes, n, 1);
-        } else {
-            st = take((void **)&out->cublas_f32, n * 4);
-            if (st == FPSIM_OK) st = fpsim_gpu_copy(out->cublas_f32, b.cublas_f32, n * 4, 1);
-        }
-    }
-    if (st == FPSIM_OK) {
-        out->global_amax = tv[0];
-        out->s_enc = tv[1];
-        out->global_scale = tv[2];
-        out->tensor_scale = tv[3];
-    }
-    if (st == FPSIM_OK && (o.want & (FPSIM_QWANT_STATS | FPSIM_QWANT_DEQUANT)))
-        st = dequant_stats(out, &b, s, dx, bf16, rows, cols, &o, tv[0]);
     fpsim_gpu_free(dx);
     fpsim_gpu_qbuf_free(&b);
+    if (both) fpsim_gpu_qbuf_free(&br);
     return st;
 }
 
@@ -1106,11 +1237,19 @@ fpsim_status quantize_host(fpsim_qtensor *out, const fpsim_scheme *s, const void
 extern "C" fpsim_status fpsim_gpu_block_quantize(fpsim_qtensor *out, const fpsim_scheme *s, const float *x, size_t rows,
                                                  size_t cols, const fpsim_qopts *opt)
 {
-    return quantize_host(out, s, x, 0, rows, cols, opt);
+    return quantize_host(out, NULL, s, x, 0, rows, cols, opt, NULL);
 }
 
 extern "C" fpsim_status fpsim_gpu_block_quantize_bf16(fpsim_qtensor *out, const fpsim_scheme *s, const uint16_t *x,
                                                       size_t rows, size_t cols, const fpsim_qopts *opt)
 {
-    return quantize_host(out, s, x, 1, rows, cols, opt);
+    return quantize_host(out, NULL, s, x, 1, rows, cols, opt, NULL);
+}
+
+extern "C" fpsim_status fpsim_gpu_block_quantize2(fpsim_qtensor *rows_out, fpsim_qtensor *cols_out,
+                                                  const fpsim_scheme *s, const void *x, int x_is_bf16, size_t rows,
+                                                  size_t cols, const fpsim_qopts *opt, int *fused)
+{
+    if (!rows_out) return fpsim_fail(FPSIM_EINVAL, "gpu block quantize (both copies): NULL argument");
+    return quantize_host(cols_out, rows_out, s, x, x_is_bf16 != 0, rows, cols, opt, fused);
 }

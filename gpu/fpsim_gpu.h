@@ -173,6 +173,24 @@ fpsim_status fpsim_gpu_qbuf_drop_scale_inv(fpsim_gpu_qbuf *b);
 fpsim_status fpsim_gpu_block_quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, const void *x, int x_is_bf16,
                                           size_t rows, size_t cols, const fpsim_qopts *opt, void *cuda_stream);
 
+/* Both copies of x from one read where a kernel takes them together: rows_out (allocated with axis
+ * FPSIM_AXIS_ROWS) gets the rowwise copy, cols_out (FPSIM_AXIS_COLS) the columnwise one, each the
+ * same bits as fpsim_gpu_block_quantize_dev along that axis (opt->axis is ignored). One kernel
+ * writes both (TransformerEngine's fused cast-and-transpose) for MX 1x32 (E4M3, E5M2, E2M1), NVFP4
+ * TE 1x16 without RHT (nearest-even or SR) and block FP8 1x128 from bf16, on the columnwise fast
+ * kernel's shapes (rows a multiple of 128, the CTA tile's width a multiple of the block); every
+ * other scheme or shape takes two passes. *fused (may be NULL): 1 where one kernel wrote both. The
+ * tensor amax of NVFP4 is computed once for both when not given. */
+fpsim_status fpsim_gpu_block_quantize2_dev(fpsim_gpu_qbuf *rows_out, fpsim_gpu_qbuf *cols_out, const fpsim_scheme *s,
+                                           const void *x, int x_is_bf16, size_t rows, size_t cols,
+                                           const fpsim_qopts *opt, int *fused, void *cuda_stream);
+
+/* The same from host memory into two host tensors, as two fpsim_gpu_block_quantize calls would fill
+ * them (x: float32, or bf16 bits when x_is_bf16). */
+fpsim_status fpsim_gpu_block_quantize2(fpsim_qtensor *rows_out, fpsim_qtensor *cols_out, const fpsim_scheme *s,
+                                       const void *x, int x_is_bf16, size_t rows, size_t cols, const fpsim_qopts *opt,
+                                       int *fused);
+
 /* amax of |x| over n values, written as float bits to *amax_bits_dev: nan_policy FPSIM_NAN_PROPAGATE
  * (a NaN gives NaN), FPSIM_NAN_IGNORE (NaN skipped), or 2 (NaN and Inf skipped: finite inputs only). */
 fpsim_status fpsim_gpu_amax_dev(uint32_t *amax_bits_dev, const void *x, int x_is_bf16, size_t n, int nan_policy,

@@ -354,10 +354,15 @@ fpsim_status fpsim_gpu_verify_blocks(const fpsim_gpu_verify_opts *o, fpsim_gpu_c
     }
     for (size_t si = 0; si < sizeof scheme_texts / sizeof scheme_texts[0] && st == FPSIM_OK; si++) {
         fpsim_scheme s;
-        fpsim_gpu_check row;
+        /* row: each copy by its own call; both: the two copies by fpsim_gpu_block_quantize2 (one
+         * kernel where it fuses them), against the same CPU results */
+        fpsim_gpu_check row, both;
         memset(&row, 0, sizeof row);
+        memset(&both, 0, sizeof both);
         snprintf(row.name, sizeof row.name, "%s", scheme_texts[si]);
-        if (o->only && !strstr(row.name, o->only)) continue;
+        snprintf(both.name, sizeof both.name, "%s [both copies]", scheme_texts[si]);
+        const int run_row = !o->only || strstr(row.name, o->only), run_both = !o->only || strstr(both.name, o->only);
+        if (!run_row && !run_both) continue;
         double t0 = now_s();
         if (fpsim_scheme_parse(&s, scheme_texts[si]) != FPSIM_OK) {
             row.skipped = 1;
@@ -366,6 +371,8 @@ fpsim_status fpsim_gpu_verify_blocks(const fpsim_gpu_verify_opts *o, fpsim_gpu_c
             continue;
         }
         size_t B = s.kind == FPSIM_KIND_FP8_TENSOR ? 32 : s.tile_cols;
+        unsigned fused_cases = 0, both_cases = 0;
+        double both_seconds = 0;
         for (size_t ti = 0; ti < sizeof tensors / sizeof tensors[0] && st == FPSIM_OK; ti++) {
             const tensor_case *tc = &tensors[ti];
             if (tc->large && !o->large) continue;
@@ -378,21 +385,26 @@ fpsim_status fpsim_gpu_verify_blocks(const fpsim_gpu_verify_opts *o, fpsim_gpu_c
                 else
                     fill_adversarial(x, tc->rows, tc->cols, B, s.elem, 2000 + ti * 7 + si);
                 if (bf) to_bf16(h, x, n);
+                fpsim_qopts q;
+                fpsim_qopts_default(&q);
+                q.seed = 0x1234ABCDull + si;
+                q.stream = 5;
+                q.want = FPSIM_QWANT_ALL; /* codes, scales, cuBLAS layout, dequant, statistics */
+                q.threads = o->threads;
+                fpsim_qtensor cq[2];
+                fpsim_status cs[2];
+                char cerr[2][160];
+                memset(cq, 0, sizeof cq);
                 for (int axis = 0; axis < 2; axis++) {
-                    fpsim_qopts q;
-                    fpsim_qopts_default(&q);
                     q.axis = axis;
-                    q.seed = 0x1234ABCDull + si;
-                    q.stream = 5;
-                    q.want = FPSIM_QWANT_ALL; /* codes, scales, cuBLAS layout, dequant, statistics */
-                    q.threads = o->threads;
-                    fpsim_qtensor cq, gq;
-                    memset(&cq, 0, sizeof cq);
+                    cs[axis] = bf ? fpsim_block_quantize_bf16(&cq[axis], &s, h, tc->rows, tc->cols, &q)
+                                  : fpsim_block_quantize(&cq[axis], &s, x, tc->rows, tc->cols, &q);
+                    snprintf(cerr[axis], sizeof cerr[axis], "%s", fpsim_last_error());
+                }
+                for (int axis = 0; axis < 2 && run_row && !row.skipped && st == FPSIM_OK; axis++) {
+                    q.axis = axis;
+                    fpsim_qtensor gq;
                     memset(&gq, 0, sizeof gq);
-                    fpsim_status cs = bf ? fpsim_block_quantize_bf16(&cq, &s, h, tc->rows, tc->cols, &q)
-                                         : fpsim_block_quantize(&cq, &s, x, tc->rows, tc->cols, &q);
-                    char cerr[160];
-                    snprintf(cerr, sizeof cerr, "%s", fpsim_last_error());
                     fpsim_status gs = bf ? fpsim_gpu_block_quantize_bf16(&gq, &s, h, tc->rows, tc->cols, &q)
                                          : fpsim_gpu_block_quantize(&gq, &s, x, tc->rows, tc->cols, &q);
                     char what[96];
@@ -402,26 +414,73 @@ fpsim_status fpsim_gpu_verify_blocks(const fpsim_gpu_verify_opts *o, fpsim_gpu_c
                         snprintf(row.example, sizeof row.example, "not on the GPU: %.140s", fpsim_last_error());
                     } else if (gs == FPSIM_ENODEV || gs == FPSIM_ENOMEM) {
                         st = gs;
-                    } else if (cs != gs) {
+                    } else if (cs[axis] != gs) {
                         row.mismatches++;
                         if (!row.example[0])
                             snprintf(row.example, sizeof row.example, "%.40s: cpu status %d (%.40s) gpu status %d (%.40s)",
-                                     what, (int)cs, cerr, (int)gs, fpsim_last_error());
-                    } else if (cs == FPSIM_OK) {
-                        compare_q(&cq, &gq, &row, what);
+                                     what, (int)cs[axis], cerr[axis], (int)gs, fpsim_last_error());
+                    } else if (gs == FPSIM_OK) {
+                        compare_q(&cq[axis], &gq, &row, what);
                         row.inputs += n;
                     }
-                    fpsim_qtensor_free(&cq);
                     fpsim_qtensor_free(&gq);
-                    if (row.skipped) break;
                 }
-                if (row.skipped) break;
+                if (run_both && !both.skipped && st == FPSIM_OK) {
+                    const double tb = now_s();
+                    q.axis = FPSIM_AXIS_ROWS;
+                    fpsim_qtensor gr, gc;
+                    memset(&gr, 0, sizeof gr);
+                    memset(&gc, 0, sizeof gc);
+                    int fused = 0;
+                    fpsim_status gs = fpsim_gpu_block_quantize2(&gr, &gc, &s, bf ? (const void *)h : (const void *)x, bf,
+                                                                tc->rows, tc->cols, &q, &fused);
+                    /* the two CPU calls' first failure, columnwise first as the GPU runs them */
+                    const int bad_axis = cs[1] != FPSIM_OK ? 1 : 0;
+                    const fpsim_status cboth = cs[1] != FPSIM_OK ? cs[1] : cs[0];
+                    char what[96];
+                    snprintf(what, sizeof what, "%s %s both", tc->name, bf ? "bf16" : "f32");
+                    if (gs == FPSIM_EUNSUPPORTED) {
+                        both.skipped = 1;
+                        snprintf(both.example, sizeof both.example, "not on the GPU: %.140s", fpsim_last_error());
+                    } else if (gs == FPSIM_ENODEV || gs == FPSIM_ENOMEM) {
+                        st = gs;
+                    } else if (cboth != gs) {
+                        both.mismatches++;
+                        if (!both.example[0])
+                            snprintf(both.example, sizeof both.example, "%.40s: cpu status %d (%.40s) gpu status %d (%.40s)",
+                                     what, (int)cboth, cerr[bad_axis], (int)gs, fpsim_last_error());
+                    } else if (gs == FPSIM_OK) {
+                        snprintf(what, sizeof what, "%s %s both: rows", tc->name, bf ? "bf16" : "f32");
+                        compare_q(&cq[0], &gr, &both, what);
+                        snprintf(what, sizeof what, "%s %s both: cols", tc->name, bf ? "bf16" : "f32");
+                        compare_q(&cq[1], &gc, &both, what);
+                        both.inputs += 2 * n;
+                        both_cases++;
+                        fused_cases += fused != 0;
+                    }
+                    fpsim_qtensor_free(&gr);
+                    fpsim_qtensor_free(&gc);
+                    both_seconds += now_s() - tb;
+                }
+                fpsim_qtensor_free(&cq[0]);
+                fpsim_qtensor_free(&cq[1]);
+                if ((row.skipped || !run_row) && (both.skipped || !run_both)) break;
             }
-            if (row.skipped) break;
+            if ((row.skipped || !run_row) && (both.skipped || !run_both)) break;
         }
-        row.seconds = now_s() - t0;
-        *total_mismatches += row.mismatches;
-        fn(&row, ctx);
+        row.seconds = now_s() - t0 - both_seconds;
+        both.seconds = both_seconds;
+        if (run_row) {
+            *total_mismatches += row.mismatches;
+            fn(&row, ctx);
+        }
+        if (run_both) {
+            if (!both.example[0] && !both.skipped)
+                snprintf(both.example, sizeof both.example, "one kernel for both copies in %u of %u cases",
+                         fused_cases, both_cases);
+            *total_mismatches += both.mismatches;
+            fn(&both, ctx);
+        }
     }
     free(x);
     free(h);

@@ -3,7 +3,8 @@
  * written apart from formats/block_*.c; only the element core is shared, and that core is itself
  * checked against measured values in tests/formats). Cases: every scheme in gpu/verify_blocks.c on
  * random, odd-shaped and adversarial tensors, float32 and BF16 inputs, rowwise and columnwise;
- * codes, scales, cuBLAS layouts, per-tensor values, the dequantized tensor and the statistics.
+ * codes, scales, cuBLAS layouts, per-tensor values, the dequantized tensor and the statistics;
+ * both copies by one call (fpsim_gpu_block_quantize2_dev), fused where a kernel takes them.
  * Without a CUDA device: prints "no CUDA device: skipped" and exits 77. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,99 @@ static int check_codes_only(void)
     return fails;
 }
 
+/* fpsim_gpu_block_quantize2_dev: which schemes get both copies from one kernel (the fused flag),
+ * the same bytes as two single calls either way (verify's "[both copies]" rows compare them with
+ * the CPU), and the errors for buffers of the wrong axis or shape. Returns the number of failures. */
+static int check_one_read(void)
+{
+    static const struct {
+        const char *scheme;
+        int bf16, fused;
+    } cases[] = {
+        {"mxfp8-e4m3", 1, 1},      {"mxfp8-e4m3", 0, 1},     {"mxfp8-e5m2:rule=rceil-sat", 1, 1},
+        {"mxfp4", 1, 1},           {"mxfp4", 0, 1},          {"nvfp4", 1, 1},
+        {"nvfp4", 0, 1},           {"nvfp4:sr=1", 1, 1},     {"fp8-block", 1, 1},
+        {"fp8-block:fmt=e5m2", 1, 1},
+        /* two passes: a float32 CTA tile is narrower than a 1x128 block; RHT rotates the columnwise
+         * copy only; 2D tiles and per-tensor scaling have no dual kernel; nor has MXFP6 */
+        {"fp8-block", 0, 0},       {"nvfp4:rht=1,rhtsum=mma", 1, 0}, {"nvfp4:tile=16x16", 1, 0},
+        {"fp8-tensor", 1, 0},      {"mxfp6-e2m3", 1, 0},
+    };
+    const size_t rows = 256, cols = 512, n = rows * cols;
+    int fails = 0;
+    void *x = NULL;
+    if (fpsim_gpu_alloc(&x, n * 4) != FPSIM_OK || fpsim_gpu_fill_random_dev(x, n, 0, 6, 12) != FPSIM_OK) return 1;
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        fpsim_scheme s;
+        fpsim_qopts o;
+        fpsim_qopts_default(&o);
+        o.want = 0;
+        o.seed = 7;
+        fpsim_gpu_qbuf r2, c2, r1, c1;
+        memset(&r2, 0, sizeof r2), memset(&c2, 0, sizeof c2), memset(&r1, 0, sizeof r1), memset(&c1, 0, sizeof c1);
+        int fused = -1;
+        uint8_t *a = NULL, *as = NULL, *b = NULL, *bs = NULL, *cc = NULL, *cs = NULL, *d = NULL, *ds = NULL;
+        int ok = fpsim_scheme_parse(&s, cases[ci].scheme) == FPSIM_OK &&
+                 fpsim_gpu_qbuf_alloc(&r2, &s, rows, cols, FPSIM_AXIS_ROWS) == FPSIM_OK &&
+                 fpsim_gpu_qbuf_alloc(&c2, &s, rows, cols, FPSIM_AXIS_COLS) == FPSIM_OK &&
+                 fpsim_gpu_qbuf_alloc(&r1, &s, rows, cols, FPSIM_AXIS_ROWS) == FPSIM_OK &&
+                 fpsim_gpu_qbuf_alloc(&c1, &s, rows, cols, FPSIM_AXIS_COLS) == FPSIM_OK &&
+                 fpsim_gpu_block_quantize2_dev(&r2, &c2, &s, x, cases[ci].bf16, rows, cols, &o, &fused, NULL) ==
+                     FPSIM_OK;
+        o.axis = FPSIM_AXIS_ROWS;
+        ok = ok && fpsim_gpu_block_quantize_dev(&r1, &s, x, cases[ci].bf16, rows, cols, &o, NULL) == FPSIM_OK;
+        o.axis = FPSIM_AXIS_COLS;
+        ok = ok && fpsim_gpu_block_quantize_dev(&c1, &s, x, cases[ci].bf16, rows, cols, &o, NULL) == FPSIM_OK &&
+             fpsim_gpu_sync() == FPSIM_OK;
+        /* scale codes: MX/NVFP4; block FP8 and per-tensor compare their codes (verify: the scales) */
+        const int has_sc = r1.scale_codes != NULL;
+        if (ok && has_sc)
+            ok = fetch(&r2, &a, &as) && fetch(&r1, &b, &bs) && fetch(&c2, &cc, &cs) && fetch(&c1, &d, &ds);
+        else if (ok) {
+            a = malloc(r2.qrows * r2.code_stride), b = malloc(r1.qrows * r1.code_stride);
+            cc = malloc(c2.qrows * c2.code_stride), d = malloc(c1.qrows * c1.code_stride);
+            ok = a && b && cc && d && fpsim_gpu_copy(a, r2.codes, r2.qrows * r2.code_stride, 1) == FPSIM_OK &&
+                 fpsim_gpu_copy(b, r1.codes, r1.qrows * r1.code_stride, 1) == FPSIM_OK &&
+                 fpsim_gpu_copy(cc, c2.codes, c2.qrows * c2.code_stride, 1) == FPSIM_OK &&
+                 fpsim_gpu_copy(d, c1.codes, c1.qrows * c1.code_stride, 1) == FPSIM_OK;
+        }
+        const char *why = !ok                                                     ? fpsim_last_error()
+                          : fused != cases[ci].fused                              ? "fused flag"
+                          : memcmp(a, b, r1.qrows * r1.code_stride)               ? "rowwise codes differ"
+                          : memcmp(cc, d, c1.qrows * c1.code_stride)              ? "columnwise codes differ"
+                          : has_sc && memcmp(as, bs, r1.srows * r1.scols)         ? "rowwise scale codes differ"
+                          : has_sc && memcmp(cs, ds, c1.srows * c1.scols)         ? "columnwise scale codes differ"
+                                                                                  : NULL;
+        if (why) {
+            printf("FAIL both copies: %s %s: %s (fused %d, expected %d)\n", cases[ci].scheme,
+                   cases[ci].bf16 ? "bf16" : "f32", why, fused, cases[ci].fused);
+            fails++;
+        } else {
+            printf("both copies: %-28s %-4s %s, the bytes of two single calls\n", cases[ci].scheme,
+                   cases[ci].bf16 ? "bf16" : "f32", fused ? "one kernel" : "two passes");
+        }
+        free(a), free(as), free(b), free(bs), free(cc), free(cs), free(d), free(ds);
+        /* the buffers in the wrong order, and rowwise buffers of another shape: refused */
+        if (ci == 0) {
+            if (fpsim_gpu_block_quantize2_dev(&c2, &r2, &s, x, 1, rows, cols, &o, &fused, NULL) != FPSIM_EINVAL)
+                fails += printf("FAIL: both copies into swapped buffers accepted\n") > 0;
+            else
+                printf("expected error: %s\n", fpsim_last_error());
+            fpsim_gpu_qbuf other;
+            if (fpsim_gpu_qbuf_alloc(&other, &s, rows / 2, cols, FPSIM_AXIS_ROWS) == FPSIM_OK) {
+                if (fpsim_gpu_block_quantize2_dev(&other, &c2, &s, x, 1, rows, cols, &o, &fused, NULL) != FPSIM_EINVAL)
+                    fails += printf("FAIL: both copies into a rowwise buffer of another shape accepted\n") > 0;
+                else
+                    printf("expected error: %s\n", fpsim_last_error());
+                fpsim_gpu_qbuf_free(&other);
+            }
+        }
+        fpsim_gpu_qbuf_free(&r2), fpsim_gpu_qbuf_free(&c2), fpsim_gpu_qbuf_free(&r1), fpsim_gpu_qbuf_free(&c1);
+    }
+    fpsim_gpu_free(x);
+    return fails;
+}
+
 static void show(const fpsim_gpu_check *row, void *ctx)
 {
     int *bad = ctx;
@@ -108,5 +202,6 @@ int main(void)
     }
     printf("%llu mismatches in %d schemes\n", (unsigned long long)mism, bad);
     const int codes_only_fails = check_codes_only();
-    return mism || codes_only_fails ? 1 : 0;
+    const int one_read_fails = check_one_read();
+    return mism || codes_only_fails || one_read_fails ? 1 : 0;
 }

@@ -4,7 +4,9 @@
  * fpsim_block_quantize (formats/fpsim_block.h) and writes an HDF5 file holding codes, scales,
  * the cuBLAS-layout scales, the dequantized tensor and, for NVFP4, the global scale, with every
  * parameter that decides the bits and the statistics as attributes (docs/hdf5-layout.md), or
- * a .npy holding the dequantized tensor only. Nothing is written unless the whole run succeeds. */
+ * a .npy holding the dequantized tensor only. --axis both writes the rowwise and the columnwise
+ * copies into groups of one file (on the GPU from one read of the input where a kernel fuses them).
+ * Nothing is written unless the whole run succeeds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +42,9 @@ static void usage(FILE *out)
             "  --dataset PATH      HDF5 dataset to read (default: the file's only dataset)\n"
             "  --shape RxC         raw input of R rows and C columns (little-endian)\n"
             "  --dtype f32|bf16    raw (or .npy 2-byte) element type (default f32)\n"
-            "  --axis rows|cols    blocks along rows (default; the stored last dim) or along\n"
-            "                      columns (quantizes the transpose: TE's columnwise copy)\n"
+            "  --axis rows|cols|both  blocks along rows (default; the stored last dim), along\n"
+            "                      columns (quantizes the transpose: TE's columnwise copy), or\n"
+            "                      both copies into groups rowwise/ and columnwise/ (.h5 only)\n"
             "  --out FILE          output .h5/.hdf5 (everything) or .npy (dequantized only)\n"
             "  --seed N            stochastic-rounding key (default 0; recorded in the file)\n"
             "  --stream N          stochastic-rounding stream id of this tensor (default 0)\n"
@@ -142,16 +145,19 @@ static const char *scale_format_name(const fpsim_scheme *s)
     }
 }
 
-/* Root attributes: provenance, the parameters that decide the bits, input, statistics. */
+/* --axis both: the two copies side by side (AXIS_BOTH is not an FPSIM_AXIS_* of the library). */
+enum { AXIS_BOTH = 2 };
+
+/* Root attributes: provenance, the parameters that decide the bits, input (axis_text: rows, cols
+ * or both). */
 static fpsim_status write_root_attrs(hid_t f, const struct quantize_args *a, const fpsim_qtensor *q,
                                      const fpsim_tensor2d *x, const char *canonical,
-                                     const char *command_line, int threads)
+                                     const char *command_line, int threads, const char *axis_text)
 {
     const fpsim_scheme *s = &q->scheme;
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)strcspn(canonical, ":"), canonical);
     const fpsim_format *elem = fpsim_format_get((fpsim_format_id)s->elem);
-    const fpsim_qstats *t = &q->stats;
     fpsim_status st = fpsim_h5_write_provenance(f, command_line, a->seed);
 #define ATTR(call) if (!st) st = (call)
     ATTR(fpsim_h5_attr_string(f, "scheme", canonical));
@@ -163,7 +169,7 @@ static fpsim_status write_root_attrs(hid_t f, const struct quantize_args *a, con
     ATTR(fpsim_h5_attr_string(f, "nan_policy", s->nan == FPSIM_NAN_IGNORE ? "ignore" : "propagate"));
     ATTR(fpsim_h5_attr_int64(f, "block_rows", s->tile_rows));
     ATTR(fpsim_h5_attr_int64(f, "block_cols", s->tile_cols));
-    ATTR(fpsim_h5_attr_string(f, "axis", q->axis == FPSIM_AXIS_COLS ? "cols" : "rows"));
+    ATTR(fpsim_h5_attr_string(f, "axis", axis_text));
     ATTR(fpsim_h5_attr_int64(f, "sr", s->sr));
     ATTR(fpsim_h5_attr_int64(f, "rht", s->rht));
     ATTR(fpsim_h5_attr_string(f, "rht_sum", s->rhtsum == FPSIM_RHT_MMA ? "mma" : "exact"));
@@ -177,6 +183,18 @@ static fpsim_status write_root_attrs(hid_t f, const struct quantize_args *a, con
     ATTR(fpsim_h5_attr_int64(f, "input_rounded_to_f32", x->rounded));
     ATTR(fpsim_h5_attr_int64(f, "rows", (int64_t)q->rows));
     ATTR(fpsim_h5_attr_int64(f, "cols", (int64_t)q->cols));
+#undef ATTR
+    return st;
+}
+
+/* The statistics and the per-tensor values of one copy, as attributes of f (the root, or the
+ * copy's group under --axis both). */
+static fpsim_status write_stats_attrs(hid_t f, const fpsim_qtensor *q)
+{
+    const fpsim_scheme *s = &q->scheme;
+    const fpsim_qstats *t = &q->stats;
+    fpsim_status st = FPSIM_OK;
+#define ATTR(call) if (!st) st = (call)
     /* statistics (formats/fpsim_qstats.h defines each) */
     ATTR(fpsim_h5_attr_double(f, "amax", t->amax));
     ATTR(fpsim_h5_attr_double(f, "rel_l2", fpsim_qstats_rel_l2(t)));
@@ -273,15 +291,37 @@ static fpsim_status write_datasets(hid_t f, const fpsim_qtensor *q, int gzip)
     return st;
 }
 
-static fpsim_status write_hdf5(const struct quantize_args *a, const fpsim_qtensor *q, const fpsim_tensor2d *x,
-                               const char *canonical, const char *command_line, int threads)
+/* Group `name` holding one copy's datasets and statistics (--axis both). */
+static fpsim_status write_copy_group(hid_t f, const char *name, const fpsim_qtensor *q, int gzip)
+{
+    hid_t g;
+    H5E_BEGIN_TRY { g = H5Gcreate2(f, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT); } H5E_END_TRY;
+    if (g < 0) return fpsim_fail(FPSIM_EIO, "cannot create group '%s'", name);
+    fpsim_status st = fpsim_h5_attr_string(g, "axis", q->axis == FPSIM_AXIS_COLS ? "cols" : "rows");
+    if (!st) st = write_stats_attrs(g, q);
+    if (!st) st = write_datasets(g, q, gzip);
+    H5Gclose(g);
+    return st;
+}
+
+/* q: the copy (rows_q NULL), or the columnwise copy with rows_q the rowwise one (--axis both). */
+static fpsim_status write_hdf5(const struct quantize_args *a, const fpsim_qtensor *q, const fpsim_qtensor *rows_q,
+                               const fpsim_tensor2d *x, const char *canonical, const char *command_line, int threads)
 {
     fpsim_h5_file f;
     fpsim_status st = fpsim_h5_create(&f, a->out);
     if (st) return st;
     fpsim_cli_remove_on_signal(f.tmp);
-    st = write_root_attrs(f.id, a, q, x, canonical, command_line, threads);
-    if (!st) st = write_datasets(f.id, q, a->gzip);
+    if (rows_q) {
+        st = write_root_attrs(f.id, a, rows_q, x, canonical, command_line, threads, "both");
+        if (!st) st = write_copy_group(f.id, "rowwise", rows_q, a->gzip);
+        if (!st) st = write_copy_group(f.id, "columnwise", q, a->gzip);
+    } else {
+        st = write_root_attrs(f.id, a, q, x, canonical, command_line, threads,
+                              q->axis == FPSIM_AXIS_COLS ? "cols" : "rows");
+        if (!st) st = write_stats_attrs(f.id, q);
+        if (!st) st = write_datasets(f.id, q, a->gzip);
+    }
     if (st) fpsim_h5_discard(&f);
     else st = fpsim_h5_commit(&f);
     fpsim_cli_remove_on_signal(NULL);
@@ -369,6 +409,7 @@ static fpsim_status quantize_on(fpsim_qtensor *q, const char *device, const fpsi
                                 const fpsim_tensor2d *x, const fpsim_qopts *o, const char **mismatch)
 {
     *mismatch = NULL;
+    if (o->axis == AXIS_BOTH) return fpsim_fail(FPSIM_EINVAL, "quantize_on: both copies go through quantize_both_on");
     fpsim_status st = x->dtype == FPSIM_TENSOR_BF16 ? fpsim_block_quantize_bf16(q, s, x->bf16, x->rows, x->cols, o)
                                                     : fpsim_block_quantize(q, s, x->f32, x->rows, x->cols, o);
     if (st || strcmp(device, "gpu") != 0) return st;
@@ -384,6 +425,45 @@ static fpsim_status quantize_on(fpsim_qtensor *q, const char *device, const fpsi
         g = t;
     }
     fpsim_qtensor_free(&g);
+#endif
+    return st;
+}
+
+/* --axis both: rows_q gets the rowwise copy, q the columnwise one, each as quantize_on would make
+ * it; on the GPU by one call (fpsim_gpu_block_quantize2: one read where a kernel fuses the copies),
+ * each copy checked against the CPU's. */
+static fpsim_status quantize_both_on(fpsim_qtensor *rows_q, fpsim_qtensor *q, const char *device,
+                                     const fpsim_scheme *s, const fpsim_tensor2d *x, const fpsim_qopts *o,
+                                     const char **mismatch)
+{
+    *mismatch = NULL;
+    fpsim_qopts ro = *o, co = *o;
+    ro.axis = FPSIM_AXIS_ROWS;
+    co.axis = FPSIM_AXIS_COLS;
+    fpsim_status st = quantize_on(rows_q, "cpu", s, x, &ro, mismatch);
+    if (!st) st = quantize_on(q, "cpu", s, x, &co, mismatch);
+    if (st || strcmp(device, "gpu") != 0) return st;
+#if defined(FPSIM_HAVE_CUDA)
+    fpsim_qtensor gr, gc;
+    memset(&gr, 0, sizeof gr);
+    memset(&gc, 0, sizeof gc);
+    int fused = 0;
+    st = fpsim_gpu_block_quantize2(&gr, &gc, s, x->dtype == FPSIM_TENSOR_BF16 ? (const void *)x->bf16 : (const void *)x->f32,
+                                   x->dtype == FPSIM_TENSOR_BF16, x->rows, x->cols, &ro, &fused);
+    if (!st) {
+        *mismatch = first_difference(rows_q, &gr);
+        if (!*mismatch) *mismatch = first_difference(q, &gc);
+    }
+    if (!st && !*mismatch) { /* write the GPU's copies (equal to the CPU's in every byte) */
+        fpsim_qtensor t = *rows_q;
+        *rows_q = gr, gr = t;
+        t = *q;
+        *q = gc, gc = t;
+        fpsim_cli_note("--device gpu: both copies %s", fused ? "from one read of the input (one kernel)"
+                                                          : "by two passes (no fused kernel for this scheme or shape)");
+    }
+    fpsim_qtensor_free(&gr);
+    fpsim_qtensor_free(&gc);
 #endif
     return st;
 }
@@ -410,13 +490,18 @@ int cmd_quantize(int argc, char **argv)
     int axis;
     if (!strcmp(a.axis_text, "rows")) axis = FPSIM_AXIS_ROWS;
     else if (!strcmp(a.axis_text, "cols")) axis = FPSIM_AXIS_COLS;
+    else if (!strcmp(a.axis_text, "both")) axis = AXIS_BOTH;
     else {
-        fpsim_cli_error(CMD, "unknown axis '%s'; valid: rows, cols", a.axis_text);
+        fpsim_cli_error(CMD, "unknown axis '%s'; valid: rows, cols, both", a.axis_text);
         return FPSIM_EXIT_USAGE;
     }
     int to_npy = has_suffix(a.out, ".npy");
     if (!to_npy && !has_suffix(a.out, ".h5") && !has_suffix(a.out, ".hdf5")) {
         fpsim_cli_error(CMD, "--out '%s': the name must end in .h5, .hdf5 or .npy", a.out);
+        return FPSIM_EXIT_USAGE;
+    }
+    if (to_npy && axis == AXIS_BOTH) {
+        fpsim_cli_error(CMD, "--axis both writes two copies: --out must be .h5 or .hdf5, not '%s'", a.out);
         return FPSIM_EXIT_USAGE;
     }
     if ((st = check_device(a.device))) return fpsim_cli_fail_input(CMD, st);
@@ -434,13 +519,16 @@ int cmd_quantize(int argc, char **argv)
     opts.stream = (uint32_t)a.stream;
     opts.threads = a.threads > 0 ? a.threads : fpsim_threads_default();
     opts.want = FPSIM_QWANT_ALL;
-    fpsim_qtensor q;
+    fpsim_qtensor q, rows_q;
     memset(&q, 0, sizeof q);
+    memset(&rows_q, 0, sizeof rows_q);
     const char *mismatch;
-    st = quantize_on(&q, a.device, &scheme, &x, &opts, &mismatch);
+    st = axis == AXIS_BOTH ? quantize_both_on(&rows_q, &q, a.device, &scheme, &x, &opts, &mismatch)
+                           : quantize_on(&q, a.device, &scheme, &x, &opts, &mismatch);
     if (st || mismatch) {
         fpsim_tensor2d_free(&x);
         fpsim_qtensor_free(&q);
+        fpsim_qtensor_free(&rows_q);
         if (!mismatch) return fpsim_cli_fail(CMD, st);
         fpsim_cli_error(CMD, "--device gpu: the GPU's %s differ from the CPU emulator's; nothing written "
                              "(a bug: please report with this command line)", mismatch);
@@ -459,10 +547,12 @@ int cmd_quantize(int argc, char **argv)
     } else {
         char command_line[8192];
         fpsim_cli_command_line(command_line, sizeof command_line, argc, argv);
-        st = write_hdf5(&a, &q, &x, canonical, command_line, opts.threads);
+        st = write_hdf5(&a, &q, axis == AXIS_BOTH ? &rows_q : NULL, &x, canonical, command_line, opts.threads);
     }
+    if (!st && axis == AXIS_BOTH) print_summary(&a, &rows_q, canonical);
     if (!st) print_summary(&a, &q, canonical);
     fpsim_tensor2d_free(&x);
     fpsim_qtensor_free(&q);
+    fpsim_qtensor_free(&rows_q);
     return st ? fpsim_cli_fail(CMD, st) : FPSIM_EXIT_OK;
 }

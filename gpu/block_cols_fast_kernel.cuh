@@ -643,6 +643,13 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     cp_async_wait<0>();
 }
 
+/* The rows of a pass in rows_from_stage: rolled (1), unrolled (0), or -1, the default: rolled
+ * for NVFP4, whose two E2M1 codings make the dual kernel long (run 163: NVFP4 both copies 53.6-54.3
+ * -> 55.9-56.2% of copy), unrolled for the others (rolled, MXFP8 and MXFP4 lost 1.5 points). */
+#ifndef FPSIM_GPU_DUAL_ROLL
+#define FPSIM_GPU_DUAL_ROLL -1
+#endif
+
 /* The rowwise copy of one staged CTA tile (128 rows from tile_row0, wx * WCOLS columns from
  * tile_col0), coded as kernel v7 codes a row: thread q takes the 16-element piece b = q % P of
  * staged rows q / P + k (blockDim.x / P), P = the tile's pieces per row (wx for bf16, wx / 2 for
@@ -666,7 +673,12 @@ __device__ __forceinline__ void rows_from_stage(const qargs &a, const uint4 *sta
     const uint32_t pieces = blockDim.x / RSTEP, b = threadIdx.x % pieces, lane = threadIdx.x & 31u;
     const uint32_t tile_mask = TL <= 1 ? (1u << lane) : (((1u << TL) - 1u) << (lane & ~(uint32_t)(TL - 1)));
     uint32_t sat = 0, zero_tiles = 0;
-#pragma unroll
+    /* Lanes b and b + 4 of a bf16 row read slots 2b and 2b + 8, one bank group: 2-way conflicts.
+     * Reading them in opposite orders and swapping the codes back (run 163, probe ROT) measured
+     * no faster: not kept (gpu/results/run163-dual-rotate-roll-probes.diff). */
+    constexpr int ROLL = FPSIM_GPU_DUAL_ROLL < 0 ? KIND == FPSIM_KIND_NVFP4 : FPSIM_GPU_DUAL_ROLL;
+    constexpr int ROW_UNROLL = ROLL ? 1 : (int)(128u / RSTEP);
+#pragma unroll ROW_UNROLL
     for (uint32_t pass_row = 0; pass_row < 128u / RSTEP; pass_row++) {
         const uint32_t rl = threadIdx.x / pieces + pass_row * RSTEP;
         const uint4 *srow = stage + rl * (COLS_V8_ROW_BYTES / 16u);

@@ -11,6 +11,8 @@
    E4M3 block scale times global_scale, in float32, left to right, as docs/hdf5-layout.md shows.
 4. bfloat16 input saved by ml_dtypes (np.save -> '<V2') is read with --dtype bf16 and gives the
    same file as the same values in float32.
+5. --axis both: groups rowwise/ and columnwise/ equal the single-axis files; the columnwise copy
+   equals the independent MXFP8 FLOOR recomputation on the transpose.
 Skipped (exit 77) when h5py or ml_dtypes cannot be imported.
 """
 import argparse
@@ -145,6 +147,30 @@ def main():
             check(fb.attrs["input_dtype"] == "bf16" and ff.attrs["input_dtype"] == "f32", "input_dtype attributes")
             for name in ("codes", "scales", "dequant"):
                 check(np.array_equal(fb[name][...], ff[name][...]), f"bf16 input == same values in f32: {name}")
+
+        # 5: --axis both: groups rowwise/ and columnwise/ hold what --axis rows / cols write at the
+        # root, and the columnwise MXFP8 FLOOR copy is the independent oracle's on the transpose.
+        ob, orr, oc = (os.path.join(d, n) for n in ("both.h5", "rows.h5", "cols.h5"))
+        for axis, out in (("both", ob), ("rows", orr), ("cols", oc)):
+            run(a.fpsim, "quantize", "--scheme", "mxfp8-e4m3:rule=floor", "--in", xin, "--out", out, "--axis", axis,
+                "--quiet")
+        with h5py.File(ob, "r") as fb, h5py.File(orr, "r") as fr, h5py.File(oc, "r") as fc:
+            check(fb.attrs["axis"] == "both" and "codes" not in fb, "both: root axis attribute, no root datasets")
+            for group, single, axis in (("rowwise", fr, "rows"), ("columnwise", fc, "cols")):
+                g = fb[group]
+                check(g.attrs["axis"] == axis, f"both: {group} axis attribute")
+                check(sorted(g.keys()) == sorted(single.keys()), f"both: {group} datasets {sorted(g.keys())}")
+                for name in single.keys():
+                    check(np.array_equal(g[name][...], single[name][...]), f"both: {group}/{name} == --axis {axis}")
+                for k in ("amax", "sqnr_db", "saturated", "zero_blocks", "blocks", "max_abs_err"):
+                    check(g.attrs[k] == single.attrs[k], f"both: {group} attribute {k}")
+            codes, e8m0, _ = mx_floor_e4m3(np.ascontiguousarray(x.T))
+            check(np.array_equal(fb["columnwise/codes"][...], codes), "both: columnwise codes vs the oracle on x^T")
+            check(np.array_equal(fb["columnwise/scales"][...], e8m0), "both: columnwise scales vs the oracle on x^T")
+        r = subprocess.run([a.fpsim, "quantize", "--scheme", "nvfp4", "--in", xin, "--out", os.path.join(d, "b.npy"),
+                            "--axis", "both"], capture_output=True, text=True)
+        check(r.returncode == 2 and "--axis both" in r.stderr and not os.path.exists(os.path.join(d, "b.npy")),
+              f"both into .npy refused with one line (exit {r.returncode}: {r.stderr.strip()})")
 
     print(f"{'FAIL' if failures else 'ok  '} [quantize_h5py] {failures} failures")
     return 1 if failures else 0

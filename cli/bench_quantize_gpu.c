@@ -66,9 +66,11 @@ static const gpu_case default_cases[] = {
     /* both copies: one read (kernel v8 with the rowwise copy) against two calls */
     {"mxfp8-e4m3", 1, 1, AXIS_BOTH, 1, 0},  {"mxfp8-e4m3", 1, 1, AXIS_TWO_CALLS, 1, 0},
     {"mxfp8-e4m3", 1, 0, AXIS_BOTH, 1, 0},  {"mxfp4", 1, 1, AXIS_BOTH, 1, 0},
+    {"mxfp4", 1, 1, AXIS_TWO_CALLS, 1, 0},
     {"fp8-block", 1, 1, AXIS_BOTH, 1, 0},   {"fp8-block", 1, 1, AXIS_TWO_CALLS, 1, 0},
     {"nvfp4", 1, 1, AXIS_BOTH, 1, 0},       {"nvfp4", 1, 1, AXIS_TWO_CALLS, 1, 0},
     {"nvfp4", 1, 1, AXIS_BOTH, 0, 0},       {"nvfp4:sr=1", 1, 1, AXIS_BOTH, 1, 0},
+    {"nvfp4:sr=1", 1, 1, AXIS_TWO_CALLS, 1, 0},
 };
 
 typedef struct run_ctx {

@@ -254,7 +254,7 @@ template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[
 }
 
 /* DUAL: the rowwise copy too, from the same staged tile (see rows_from_stage below). */
-template <int KIND, int F, int BF16, int TC, int SR, int DUAL>
+template <int KIND, int F, int BF16, int TC, int SR>
 __device__ __forceinline__ void rows_from_stage(const qargs &a, const uint4 *stage, uint32_t tile_row0,
                                                 uint32_t tile_col0, uint32_t cols, const float (&tv)[6],
                                                 float te_mul, float elem_max, const float4 *tab);
@@ -635,7 +635,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         }
         if constexpr (DUAL)
             if (!a.amax_only)
-                rows_from_stage<KIND, F, BF16, TC, SR, DUAL>(a, cols_stage + buf * (COLS_V8_STAGE_BYTES / 16u),
+                rows_from_stage<KIND, F, BF16, TC, SR>(a, cols_stage + buf * (COLS_V8_STAGE_BYTES / 16u),
                                                              cur.row * WROWS, cur.col * wx * WCOLS, cols, tv,
                                                              te_mul, elem_max, tab);
         __syncthreads(); /* every lane has read buffer buf before the next pass copies into it */
@@ -659,7 +659,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
  * (COLS_V8_ROW_BYTES). The element codes, scale rule, fast and exact paths are code_tile16's, and
  * the SR counter is the element's index in the rowwise operand, so the codes and scales are those
  * of the rowwise kernels bit for bit (verify compares both copies with the CPU). */
-template <int KIND, int F, int BF16, int TC, int SR, int DUAL>
+template <int KIND, int F, int BF16, int TC, int SR>
 __device__ __forceinline__ void rows_from_stage(const qargs &a, const uint4 *stage, uint32_t tile_row0,
                                                 uint32_t tile_col0, uint32_t cols, const float (&tv)[6],
                                                 float te_mul, float elem_max, const float4 *tab)

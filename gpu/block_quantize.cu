@@ -671,6 +671,26 @@ extern "C" void fpsim_gpu_qbuf_free(fpsim_gpu_qbuf *b)
     memset(b, 0, sizeof *b);
 }
 
+/* FPSIM_EINVAL unless b has its codes and, outside MX and NVFP4 (whose scale codes carry the
+ * scales), its scale_inv; which: "" or "rowwise " in the message. */
+static fpsim_status check_outputs(const fpsim_gpu_qbuf *b, const fpsim_scheme *s, const char *which)
+{
+    if (!b->codes || (!b->scale_inv && !(s->kind == FPSIM_KIND_MX || s->kind == FPSIM_KIND_NVFP4)))
+        return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: %s%s is NULL (only MX and NVFP4 may leave out "
+                                        "scale_inv, their scale codes carry the scales)",
+                          which, b->codes ? "scale_inv" : "codes");
+    return FPSIM_OK;
+}
+
+/* Zero b's cuBLAS-layout scales (their padding stays 0; the kernels write the scales only). */
+static fpsim_status clear_cublas_scales(const fpsim_gpu_qbuf *b, cudaStream_t cs)
+{
+    const size_t n = b->cublas_rows * b->cublas_cols;
+    if (b->cublas_codes) FPSIM_CUDA_TRY(cudaMemsetAsync(b->cublas_codes, 0, n, cs));
+    if (b->cublas_f32) FPSIM_CUDA_TRY(cudaMemsetAsync(b->cublas_f32, 0, n * 4, cs));
+    return FPSIM_OK;
+}
+
 /* rows_too (columnwise calls only): the rowwise buffers that kernel v8 may fill from the same read
  * (fpsim_gpu_block_quantize2_dev); FPSIM_EINVAL unless allocated for this scheme and shape, rowwise. */
 static fpsim_status check_rows_too(const fpsim_gpu_qbuf *b, const fpsim_scheme *s, size_t rows, size_t cols)
@@ -682,10 +702,7 @@ static fpsim_status check_rows_too(const fpsim_gpu_qbuf *b, const fpsim_scheme *
         b->code_stride != g.code_stride || b->scols != g.scols)
         return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: the rowwise buffers were allocated for another shape "
                                         "or axis");
-    if (!b->codes || (!b->scale_inv && !(s->kind == FPSIM_KIND_MX || s->kind == FPSIM_KIND_NVFP4)))
-        return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: the rowwise %s is NULL",
-                          b->codes ? "scale_inv" : "codes");
-    return FPSIM_OK;
+    return check_outputs(b, s, "rowwise ");
 }
 
 /* The body of fpsim_gpu_block_quantize_dev; force_amax: compute the tensor amax even where the
@@ -713,10 +730,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     if (!fpsim_gpu_aligned16(x)) return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: input not 16-byte aligned");
     if (rows_too && o.axis != FPSIM_AXIS_COLS) rows_too = NULL;
     if (rows_too && (st = check_rows_too(rows_too, s, rows, cols)) != FPSIM_OK) return st;
-    if (!out->codes || (!out->scale_inv && !(s->kind == FPSIM_KIND_MX || s->kind == FPSIM_KIND_NVFP4)))
-        return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: %s is NULL (only MX and NVFP4 may leave out scale_inv, "
-                                        "their scale codes carry the scales)",
-                          out->codes ? "scale_inv" : "codes");
+    if ((st = check_outputs(out, s, "")) != FPSIM_OK) return st;
     qargs a;
     memset(&a, 0, sizeof a);
     if ((st = element_specs(&a.es, &a.e4m3, s)) != FPSIM_OK) return st;
@@ -879,10 +893,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         a.use_given = 1;
         a.gamax_given = __builtin_nanf("");
     }
-    if (a.want_cublas) {
-        if (out->cublas_codes) FPSIM_CUDA_TRY(cudaMemsetAsync(out->cublas_codes, 0, g.cublas_rows * g.cublas_cols, cs));
-        if (out->cublas_f32) FPSIM_CUDA_TRY(cudaMemsetAsync(out->cublas_f32, 0, g.cublas_rows * g.cublas_cols * 4, cs));
-    }
+    if (a.want_cublas && (st = clear_cublas_scales(out, cs)) != FPSIM_OK) return st;
     /* Kernel v4 where the shape allows it: rowwise, 1 x TC tiles inside rows (or per-tensor),
      * whole 16-byte vectors, 32-bit indices, an element format with a fixed kernel. */
     const size_t n = rows * cols, V = a.bf16 ? 8 : 4;
@@ -959,11 +970,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
             FPSIM_CUDA_TRY(cudaMemsetAsync(rows_too->counters, 0, 2 * sizeof(unsigned long long), cs));
             a.rw.counters = rows_too->counters;
         }
-        if (a.want_cublas) {
-            const size_t nc = rows_too->cublas_rows * rows_too->cublas_cols;
-            if (rows_too->cublas_codes) FPSIM_CUDA_TRY(cudaMemsetAsync(rows_too->cublas_codes, 0, nc, cs));
-            if (rows_too->cublas_f32) FPSIM_CUDA_TRY(cudaMemsetAsync(rows_too->cublas_f32, 0, nc * 4, cs));
-        }
+        if (a.want_cublas && (st = clear_cublas_scales(rows_too, cs)) != FPSIM_OK) return st;
     }
     if (fast8) {
         fast8<<<blocks8, threads8, smem8, cs>>>(a, (uint32_t)rows, (uint32_t)cols);

@@ -320,6 +320,28 @@ static void compare_q(const fpsim_qtensor *c, const fpsim_qtensor *g, fpsim_gpu_
         }
 }
 
+/* The GPU's status gs against the CPU's cs (message cerr) for one case: the row skipped (not on the
+ * GPU), *st set (no device or memory: the run stops), a mismatch counted (statuses differ), or 1
+ * when both succeeded and the outputs are to be compared. */
+static int statuses_agree(fpsim_gpu_check *row, fpsim_status cs, const char *cerr, fpsim_status gs, const char *what,
+                          fpsim_status *st)
+{
+    if (gs == FPSIM_EUNSUPPORTED) {
+        row->skipped = 1;
+        snprintf(row->example, sizeof row->example, "not on the GPU: %.140s", fpsim_last_error());
+    } else if (gs == FPSIM_ENODEV || gs == FPSIM_ENOMEM) {
+        *st = gs;
+    } else if (cs != gs) {
+        row->mismatches++;
+        if (!row->example[0])
+            snprintf(row->example, sizeof row->example, "%.40s: cpu status %d (%.40s) gpu status %d (%.40s)", what,
+                     (int)cs, cerr, (int)gs, fpsim_last_error());
+    } else {
+        return gs == FPSIM_OK;
+    }
+    return 0;
+}
+
 typedef struct tensor_case {
     const char *name;
     size_t rows, cols;
@@ -409,17 +431,7 @@ fpsim_status fpsim_gpu_verify_blocks(const fpsim_gpu_verify_opts *o, fpsim_gpu_c
                                          : fpsim_gpu_block_quantize(&gq, &s, x, tc->rows, tc->cols, &q);
                     char what[96];
                     snprintf(what, sizeof what, "%s %s %s", tc->name, bf ? "bf16" : "f32", axis ? "cols" : "rows");
-                    if (gs == FPSIM_EUNSUPPORTED) {
-                        row.skipped = 1;
-                        snprintf(row.example, sizeof row.example, "not on the GPU: %.140s", fpsim_last_error());
-                    } else if (gs == FPSIM_ENODEV || gs == FPSIM_ENOMEM) {
-                        st = gs;
-                    } else if (cs[axis] != gs) {
-                        row.mismatches++;
-                        if (!row.example[0])
-                            snprintf(row.example, sizeof row.example, "%.40s: cpu status %d (%.40s) gpu status %d (%.40s)",
-                                     what, (int)cs[axis], cerr[axis], (int)gs, fpsim_last_error());
-                    } else if (gs == FPSIM_OK) {
+                    if (statuses_agree(&row, cs[axis], cerr[axis], gs, what, &st)) {
                         compare_q(&cq[axis], &gq, &row, what);
                         row.inputs += n;
                     }
@@ -436,20 +448,10 @@ fpsim_status fpsim_gpu_verify_blocks(const fpsim_gpu_verify_opts *o, fpsim_gpu_c
                                                                 tc->rows, tc->cols, &q, &fused);
                     /* the two CPU calls' first failure, columnwise first as the GPU runs them */
                     const int bad_axis = cs[1] != FPSIM_OK ? 1 : 0;
-                    const fpsim_status cboth = cs[1] != FPSIM_OK ? cs[1] : cs[0];
+                    const fpsim_status cboth = cs[bad_axis];
                     char what[96];
                     snprintf(what, sizeof what, "%s %s both", tc->name, bf ? "bf16" : "f32");
-                    if (gs == FPSIM_EUNSUPPORTED) {
-                        both.skipped = 1;
-                        snprintf(both.example, sizeof both.example, "not on the GPU: %.140s", fpsim_last_error());
-                    } else if (gs == FPSIM_ENODEV || gs == FPSIM_ENOMEM) {
-                        st = gs;
-                    } else if (cboth != gs) {
-                        both.mismatches++;
-                        if (!both.example[0])
-                            snprintf(both.example, sizeof both.example, "%.40s: cpu status %d (%.40s) gpu status %d (%.40s)",
-                                     what, (int)cboth, cerr[bad_axis], (int)gs, fpsim_last_error());
-                    } else if (gs == FPSIM_OK) {
+                    if (statuses_agree(&both, cboth, cerr[bad_axis], gs, what, &st)) {
                         snprintf(what, sizeof what, "%s %s both: rows", tc->name, bf ? "bf16" : "f32");
                         compare_q(&cq[0], &gr, &both, what);
                         snprintf(what, sizeof what, "%s %s both: cols", tc->name, bf ? "bf16" : "f32");

@@ -102,6 +102,30 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
     return format != FPSIM_E2M1 && bf16 ? FPSIM_GPU_COLS_V8_GROUP_WIDE_CODES : FPSIM_GPU_COLS_V8_GROUP;
 }
 
+/* Columns of a lane's NC that the SR kernels code per iteration of their column loop: all four
+ * (unrolled) for NVFP4 SR cols, two (one bf16 word's) for the dual kernel, one under rhtsum=mma.
+ * Run 168 on 16384 x 16384 bf16, % of copy (1 = the rolled loop of runs 36-167):
+ *   columns per iteration         1            2            4
+ *   NVFP4 SR cols                 60.3-61.2    66.4-67.5    68.6-69.6
+ *   NVFP4 SR both copies          40.9-41.5    43.2-43.4    42.3-42.4
+ *   SR+RHT rhtsum=mma cols        57.2-57.8    55.3-55.9    57.1-57.9
+ * Run 36 had rolled the SR loop because four copies of its column code, then about three times
+ * today's, overflowed the instruction cache. The exact-RHT SR kernel stays rolled. */
+#ifndef FPSIM_GPU_COLS_V8_SR_JU
+#define FPSIM_GPU_COLS_V8_SR_JU 4
+#endif
+#ifndef FPSIM_GPU_COLS_V8_SR_JU_DUAL
+#define FPSIM_GPU_COLS_V8_SR_JU_DUAL 2
+#endif
+#ifndef FPSIM_GPU_COLS_V8_SR_JU_MMA
+#define FPSIM_GPU_COLS_V8_SR_JU_MMA 1
+#endif
+/* rhtsum=mma: each column's 16 outputs read from the rotated tile while the column before is
+ * coded (probe) */
+#ifndef FPSIM_GPU_RHT_PREFETCH
+#define FPSIM_GPU_RHT_PREFETCH 0
+#endif
+
 /* rhtsum=mma: a warp's rotated 128 x 16 tile, BF16, one 512-byte run per row group (row group rg,
  * its 16 columns c, 32 bytes each: 16 outputs). */
 constexpr uint32_t COLS_V8_MMA_WARP_BYTES = 8u * 512u;
@@ -188,6 +212,20 @@ __device__ __forceinline__ void rht_mma_warp(uint32_t a_addr, const uint32_t (&s
                      "r"(p[0]), "r"(p[1]), "r"(p[2]), "r"(p[3])
                      : "memory");
     }
+}
+
+/* Column j's 16 outputs (BF16 pairs) from a lane's rows of the rotated tile: cols = the lane's
+ * line, x = its slot XOR (see rht_mma_offset). */
+__device__ __forceinline__ void read_rotated(uint32_t cols, uint32_t x, uint32_t j, uint32_t (&pw)[8])
+{
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(pw[0]), "=r"(pw[1]), "=r"(pw[2]), "=r"(pw[3])
+                 : "r"(cols + (((2u * j) ^ x) * 16u))
+                 : "memory");
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(pw[4]), "=r"(pw[5]), "=r"(pw[6]), "=r"(pw[7])
+                 : "r"(cols + (((2u * j + 1u) ^ x) * 16u))
+                 : "memory");
 }
 
 /* The double-precision RHT (rht16_bf16), out of line so its registers stay out of the kernel's. */
@@ -428,6 +466,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                                  ((warp * 2u + cg / 2u) ^ (2u * rg)) * 16u + (cg & 1u) * 8u) /
                                     4u;
         uint32_t amax_only_max = 0, w[16], pair_max = 0, w_next[16]; /* w_next: L64 below */
+        uint32_t pw_next[8];                                           /* rhtsum=mma, PREFETCH */
         /* E2M1 kernels keep for the pass's end the saturated elements and zero-amax tiles counted
          * and the NC columns' scale codes (byte j: column j), where the tests of those outputs
          * run once per pass instead of once per column. Run 111: NVFP4 cols 78.7 -> 81.6%, MXFP4
@@ -435,16 +474,24 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
          * (83.8-85.9 -> 82.2-84.4%), so they store column by column. */
         constexpr int PASS_STORES = FP4;
         uint32_t sat_sum = 0, zero_tiles = 0, codes4 = 0;
-        /* The NC columns unrolled, except with SR or the exact RHT: their column code (Philox, the
-         * RHT's FP32 and FP64 forms) is large enough that four copies overflowed the instruction
-         * cache (ncu, run 36: "no instruction" was the main stall; 24K instructions per kernel).
-         * Rolling the rhtsum=mma nearest-even loop too measured slower (run 60). */
+        /* ROLLED: the column code of SR or the exact RHT (Philox, the RHT's FP32 and FP64 forms),
+         * which until run 168 ran as a rolled loop, one column per iteration: four copies had
+         * overflowed the instruction cache (ncu, run 36: "no instruction" was the main stall; 24K
+         * instructions per kernel). It still takes the rolled loop's reads (every column's words
+         * from shared memory) and none of the nearest-even kernels' pair forms. Rolling the
+         * rhtsum=mma nearest-even loop too measured slower (run 60). */
         constexpr int ROLLED = SR || RHT == COLS_V8_RHT_EXACT;
-        /* columns unrolled together: NC, or one where ROLLED. With JU = NC the outer loop runs
-         * once; the same arithmetic as one loop over j, but this form measured NVFP4 cols 1.5
-         * points faster (run 108: 78.7 against 76.8-77.4%; its registers differ). Two, a bf16
-         * word's pair of columns, measured MXFP4 cols 3 points slower (run 108, build B). */
-        constexpr int JU = ROLLED ? 1 : NC;
+        /* columns unrolled together: NC, or SR_JU for SR (FPSIM_GPU_COLS_V8_SR_JU*), one for the
+         * exact RHT. With JU = NC the outer loop runs once; the same arithmetic as one loop over
+         * j, but this form measured NVFP4 cols 1.5 points faster (run 108: 78.7 against
+         * 76.8-77.4%; its registers differ). Two, a bf16 word's pair of columns, measured MXFP4
+         * cols 3 points slower (run 108, build B). */
+        constexpr int SR_JU = MMA ? FPSIM_GPU_COLS_V8_SR_JU_MMA
+                              : DUAL ? FPSIM_GPU_COLS_V8_SR_JU_DUAL
+                                     : FPSIM_GPU_COLS_V8_SR_JU;
+        constexpr int JU = !ROLLED || (SR && RHT != COLS_V8_RHT_EXACT && SR_JU >= NC) ? NC
+                           : SR && RHT != COLS_V8_RHT_EXACT                          ? SR_JU
+                                                                                     : 1;
 #pragma unroll 1
         for (int jo = 0; jo < NC; jo += JU)
 #pragma unroll
@@ -480,7 +527,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                             w_next[i] = p.y;
                         }
                     }
-                } else if (!MMA && (ROLLED || !BF16 || !jodd))
+                } else if (!MMA && ((ROLLED && JU == 1) || !BF16 || !jodd))
 #pragma unroll
                     for (int i = 0; i < 16; i++)
                         w[i] = words[i * (int)(COLS_V8_ROW_BYTES / 4u) + k];
@@ -508,22 +555,20 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                     eb.hi = jodd ? 0xFFFFu : 0u;
                     eb.words_paired = 0;
                 } else if constexpr (MMA) {
-                    /* column 4 cg + j's 16 outputs: two 16-byte reads of the rotated tile */
-                    uint4 lo, hi;
-                    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                                 : "=r"(lo.x), "=r"(lo.y), "=r"(lo.z), "=r"(lo.w)
-                                 : "r"(mma_cols + (((2u * (uint32_t)j) ^ mma_x) * 16u))
-                                 : "memory");
-                    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                                 : "=r"(hi.x), "=r"(hi.y), "=r"(hi.z), "=r"(hi.w)
-                                 : "r"(mma_cols + (((2u * (uint32_t)j + 1u) ^ mma_x) * 16u))
-                                 : "memory");
-                    pw[0] = lo.x, pw[1] = lo.y, pw[2] = lo.z, pw[3] = lo.w;
-                    pw[4] = hi.x, pw[5] = hi.y, pw[6] = hi.z, pw[7] = hi.w;
+                    /* column 4 cg + j's 16 outputs: two 16-byte reads of the rotated tile (with
+                     * PREFETCH, made while column j - 1 was coded) */
+                    constexpr int PREFETCH = FPSIM_GPU_RHT_PREFETCH;
+                    if (!PREFETCH || j == 0)
+                        read_rotated(mma_cols, mma_x, (uint32_t)j, pw);
+                    else
+#pragma unroll
+                        for (int i = 0; i < 8; i++)
+                            pw[i] = pw_next[i];
+                    if (PREFETCH && j + 1 < NC) read_rotated(mma_cols, mma_x, (uint32_t)j + 1u, pw_next);
 #pragma unroll
                     for (int i = 0; i < 16; i++)
                         v[i] = __uint_as_float((i & 1) ? (pw[i / 2] & 0xFFFF0000u) : (pw[i / 2] << 16));
-                } else if constexpr (BF16 && ROLLED) {
+                } else if constexpr (BF16 && ROLLED && JU == 1) {
                     /* jodd known at run time only: one PRMT per element picks the half (a mask
                      * and a predicated shift before run 132) */
                     const uint32_t half = jodd ? 0x3244u : 0x1044u;

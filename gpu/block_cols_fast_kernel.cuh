@@ -120,6 +120,10 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
 #ifndef FPSIM_GPU_COLS_V8_SR_JU_MMA
 #define FPSIM_GPU_COLS_V8_SR_JU_MMA 1
 #endif
+/* Columns per iteration of the nearest-even rhtsum=mma kernel's loop (probe; 4: unrolled) */
+#ifndef FPSIM_GPU_COLS_V8_RNE_JU_MMA
+#define FPSIM_GPU_COLS_V8_RNE_JU_MMA 4
+#endif
 /* rhtsum=mma: each column's 16 outputs read from the rotated tile while the column before is
  * coded (probe) */
 #ifndef FPSIM_GPU_RHT_PREFETCH
@@ -489,7 +493,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         constexpr int SR_JU = MMA ? FPSIM_GPU_COLS_V8_SR_JU_MMA
                               : DUAL ? FPSIM_GPU_COLS_V8_SR_JU_DUAL
                                      : FPSIM_GPU_COLS_V8_SR_JU;
-        constexpr int JU = !ROLLED || (SR && RHT != COLS_V8_RHT_EXACT && SR_JU >= NC) ? NC
+        constexpr int JU = MMA && !SR && FPSIM_GPU_COLS_V8_RNE_JU_MMA < NC ? FPSIM_GPU_COLS_V8_RNE_JU_MMA
+                           : !ROLLED || (SR && RHT != COLS_V8_RHT_EXACT && SR_JU >= NC) ? NC
                            : SR && RHT != COLS_V8_RHT_EXACT                          ? SR_JU
                                                                                      : 1;
 #pragma unroll 1

@@ -120,15 +120,6 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
 #ifndef FPSIM_GPU_COLS_V8_SR_JU_MMA
 #define FPSIM_GPU_COLS_V8_SR_JU_MMA 1
 #endif
-/* Columns per iteration of the nearest-even rhtsum=mma kernel's loop (probe; 4: unrolled) */
-#ifndef FPSIM_GPU_COLS_V8_RNE_JU_MMA
-#define FPSIM_GPU_COLS_V8_RNE_JU_MMA 4
-#endif
-/* rhtsum=mma: each column's 16 outputs read from the rotated tile while the column before is
- * coded (probe) */
-#ifndef FPSIM_GPU_RHT_PREFETCH
-#define FPSIM_GPU_RHT_PREFETCH 0
-#endif
 
 /* rhtsum=mma: a warp's rotated 128 x 16 tile, BF16, one 512-byte run per row group (row group rg,
  * its 16 columns c, 32 bytes each: 16 outputs). */
@@ -470,7 +461,6 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                                  ((warp * 2u + cg / 2u) ^ (2u * rg)) * 16u + (cg & 1u) * 8u) /
                                     4u;
         uint32_t amax_only_max = 0, w[16], pair_max = 0, w_next[16]; /* w_next: L64 below */
-        uint32_t pw_next[8];                                           /* rhtsum=mma, PREFETCH */
         /* E2M1 kernels keep for the pass's end the saturated elements and zero-amax tiles counted
          * and the NC columns' scale codes (byte j: column j), where the tests of those outputs
          * run once per pass instead of once per column. Run 111: NVFP4 cols 78.7 -> 81.6%, MXFP4
@@ -493,8 +483,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         constexpr int SR_JU = MMA ? FPSIM_GPU_COLS_V8_SR_JU_MMA
                               : DUAL ? FPSIM_GPU_COLS_V8_SR_JU_DUAL
                                      : FPSIM_GPU_COLS_V8_SR_JU;
-        constexpr int JU = MMA && !SR && FPSIM_GPU_COLS_V8_RNE_JU_MMA < NC ? FPSIM_GPU_COLS_V8_RNE_JU_MMA
-                           : !ROLLED || (SR && RHT != COLS_V8_RHT_EXACT && SR_JU >= NC) ? NC
+        constexpr int JU = !ROLLED || (SR && RHT != COLS_V8_RHT_EXACT && SR_JU >= NC) ? NC
                            : SR && RHT != COLS_V8_RHT_EXACT                          ? SR_JU
                                                                                      : 1;
 #pragma unroll 1
@@ -560,16 +549,10 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                     eb.hi = jodd ? 0xFFFFu : 0u;
                     eb.words_paired = 0;
                 } else if constexpr (MMA) {
-                    /* column 4 cg + j's 16 outputs: two 16-byte reads of the rotated tile (with
-                     * PREFETCH, made while column j - 1 was coded) */
-                    constexpr int PREFETCH = FPSIM_GPU_RHT_PREFETCH;
-                    if (!PREFETCH || j == 0)
-                        read_rotated(mma_cols, mma_x, (uint32_t)j, pw);
-                    else
-#pragma unroll
-                        for (int i = 0; i < 8; i++)
-                            pw[i] = pw_next[i];
-                    if (PREFETCH && j + 1 < NC) read_rotated(mma_cols, mma_x, (uint32_t)j + 1u, pw_next);
+                    /* column 4 cg + j's 16 outputs: two 16-byte reads of the rotated tile, when
+                     * the column comes up (read while the column before was coded, they measured
+                     * slower: run 169) */
+                    read_rotated(mma_cols, mma_x, (uint32_t)j, pw);
 #pragma unroll
                     for (int i = 0; i < 16; i++)
                         v[i] = __uint_as_float((i & 1) ? (pw[i / 2] & 0xFFFF0000u) : (pw[i / 2] << 16));

@@ -129,6 +129,16 @@ EOF
     quant fp8-128x128 big --scheme fp8-block:tile=128x128
     quant fp8-tensor tile --scheme fp8-tensor
     quant mxfp6-both tile --scheme mxfp6-e2m3 --axis both
+    quant nvfp4-torchao big --scheme nvfp4:chain=torchao
+    quant nvfp4-torchao-cuda-cols big --scheme nvfp4:chain=torchao-cuda --axis cols
+    quant nvfp4-torchao-noglobal big --scheme nvfp4:chain=torchao,global=0
+    quant nvfp4-torchao-16x16 big --scheme nvfp4:chain=torchao-cuda,tile=16x16
+    quant mxfp8-ao018 big --scheme mxfp8-e4m3:rule=rceil,ao=0.18
+    quant mxfp8-e5m2-both big --scheme mxfp8-e5m2 --axis both
+    quant mxfp6-e3m2-cols big --scheme mxfp6-e3m2 --axis cols
+    quant fp8-tensor-torchao big --scheme fp8-tensor:mode=torchao,pow2=1
+    quant fp8-tensor-delayed-cols big --scheme fp8-tensor:mode=delayed --axis cols
+    quant fp8-deepgemm big --scheme fp8-block:tile=128x128,scale=deepgemm-ue8m0
     echo "cases failed: $fails" >> "$P"
     PYTHONPATH=$w/cli/py python3 "$w/cli/cli_compare.py" "$w/h5" >> "$P" 2>&1
     echo "cli_compare.py: rc=$?" >> "$P"

@@ -471,9 +471,10 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         /* ROLLED: the column code of SR or the exact RHT (Philox, the RHT's FP32 and FP64 forms),
          * which until run 168 ran as a rolled loop, one column per iteration: four copies had
          * overflowed the instruction cache (ncu, run 36: "no instruction" was the main stall; 24K
-         * instructions per kernel). It still takes the rolled loop's reads (every column's words
-         * from shared memory) and none of the nearest-even kernels' pair forms. Rolling the
-         * rhtsum=mma nearest-even loop too measured slower (run 60). */
+         * instructions per kernel). These kernels take neither the 8-byte reads (L64) nor the
+         * nearest-even kernels' pair forms; one column an iteration, they read each column's words
+         * from shared memory again. Rolling the rhtsum=mma nearest-even loop too measured slower
+         * (run 60). */
         constexpr int ROLLED = SR || RHT == COLS_V8_RHT_EXACT;
         /* columns unrolled together: NC, or SR_JU for SR (FPSIM_GPU_COLS_V8_SR_JU*), one for the
          * exact RHT. With JU = NC the outer loop runs once; the same arithmetic as one loop over
@@ -483,9 +484,9 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
         constexpr int SR_JU = MMA ? FPSIM_GPU_COLS_V8_SR_JU_MMA
                               : DUAL ? FPSIM_GPU_COLS_V8_SR_JU_DUAL
                                      : FPSIM_GPU_COLS_V8_SR_JU;
-        constexpr int JU = !ROLLED || (SR && RHT != COLS_V8_RHT_EXACT && SR_JU >= NC) ? NC
-                           : SR && RHT != COLS_V8_RHT_EXACT                          ? SR_JU
-                                                                                     : 1;
+        constexpr int SR_LOOP = SR && RHT != COLS_V8_RHT_EXACT;
+        constexpr int JU = !ROLLED ? NC : SR_LOOP ? (SR_JU < NC ? SR_JU : NC) : 1;
+        static_assert(NC % JU == 0, "whole iterations of the column loop");
 #pragma unroll 1
         for (int jo = 0; jo < NC; jo += JU)
 #pragma unroll

@@ -103,14 +103,16 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
 }
 
 /* Columns of a lane's NC that the SR kernels code per iteration of their column loop: all four
- * (unrolled) for NVFP4 SR cols, two (one bf16 word's) for the dual kernel, one under rhtsum=mma.
- * Run 168 on 16384 x 16384 bf16, % of copy (1 = the rolled loop of runs 36-167):
+ * (unrolled) for NVFP4 SR cols and SR with the exact RHT, two (one bf16 word's) for the dual
+ * kernel, one under rhtsum=mma. Runs 168 and 172 on 16384 x 16384 bf16, % of copy (1 = the rolled
+ * loop of runs 36-167):
  *   columns per iteration         1            2            4
  *   NVFP4 SR cols                 60.3-61.2    66.4-67.5    68.6-69.6
  *   NVFP4 SR both copies          40.9-41.5    43.2-43.4    42.3-42.4
  *   SR+RHT rhtsum=mma cols        57.2-57.8    55.3-55.9    57.1-57.9
+ *   SR+RHT exact cols (run 172)   25.5-25.6    26.7-27.5    27.2-27.3
  * Run 36 had rolled the SR loop because four copies of its column code, then about three times
- * today's, overflowed the instruction cache. The exact-RHT SR kernel stays rolled. */
+ * today's, overflowed the instruction cache. */
 #ifndef FPSIM_GPU_COLS_V8_SR_JU
 #define FPSIM_GPU_COLS_V8_SR_JU 4
 #endif
@@ -119,6 +121,9 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
 #endif
 #ifndef FPSIM_GPU_COLS_V8_SR_JU_MMA
 #define FPSIM_GPU_COLS_V8_SR_JU_MMA 1
+#endif
+#ifndef FPSIM_GPU_COLS_V8_SR_JU_EXACT /* the exact-RHT SR kernel */
+#define FPSIM_GPU_COLS_V8_SR_JU_EXACT 4
 #endif
 
 /* rhtsum=mma: a warp's rotated 128 x 16 tile, BF16, one 512-byte run per row group (row group rg,
@@ -477,15 +482,15 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
          * (run 60). */
         constexpr int ROLLED = SR || RHT == COLS_V8_RHT_EXACT;
         /* columns unrolled together: NC, or SR_JU for SR (FPSIM_GPU_COLS_V8_SR_JU*), one for the
-         * exact RHT. With JU = NC the outer loop runs once; the same arithmetic as one loop over
-         * j, but this form measured NVFP4 cols 1.5 points faster (run 108: 78.7 against
+         * exact RHT without SR. With JU = NC the outer loop runs once; the same arithmetic as one
+         * loop over j, but this form measured NVFP4 cols 1.5 points faster (run 108: 78.7 against
          * 76.8-77.4%; its registers differ). Two, a bf16 word's pair of columns, measured MXFP4
          * cols 3 points slower (run 108, build B). */
-        constexpr int SR_JU = MMA ? FPSIM_GPU_COLS_V8_SR_JU_MMA
+        constexpr int SR_JU = RHT == COLS_V8_RHT_EXACT ? FPSIM_GPU_COLS_V8_SR_JU_EXACT
+                              : MMA ? FPSIM_GPU_COLS_V8_SR_JU_MMA
                               : DUAL ? FPSIM_GPU_COLS_V8_SR_JU_DUAL
                                      : FPSIM_GPU_COLS_V8_SR_JU;
-        constexpr int SR_LOOP = SR && RHT != COLS_V8_RHT_EXACT;
-        constexpr int JU = !ROLLED ? NC : SR_LOOP ? (SR_JU < NC ? SR_JU : NC) : 1;
+        constexpr int JU = !ROLLED ? NC : SR ? (SR_JU < NC ? SR_JU : NC) : 1;
         static_assert(NC % JU == 0, "whole iterations of the column loop");
 #pragma unroll 1
         for (int jo = 0; jo < NC; jo += JU)

@@ -12,8 +12,11 @@
 #  - quantize: the GPU run checks every output against the CPU emulator itself (exit 1 and
 #    nothing written on any difference), and gpu/tools/cli_compare.py then compares its .h5 with
 #    the CPU run's, every dataset's bytes and every attribute but those naming the run (h5py
-#    travels as a wheel: WHEEL, default the newest h5py-*cp312*.whl in /tmp/wh, pip download).
+#    travels as a wheel: WHEEL, default the newest h5py-*cp312*.whl in /tmp/wh, fetched by
+#    `python3 -m pip download h5py==3.14.0 --no-deps --python-version 3.12 --only-binary=:all:
+#    --platform manylinux_2_17_x86_64 -d /tmp/wh` for the device's Python 3.12).
 # Output: $OUT/cli.txt (one line per case: rc of both runs and the verdict; the comparison).
+# Exit status of run: 0 when every case passed and every pair compared identical, else 1.
 set -u
 cd "$(dirname "$0")/../.."
 
@@ -141,13 +144,15 @@ EOF
     quant fp8-deepgemm big --scheme fp8-block:tile=128x128,scale=deepgemm-ue8m0
     echo "cases failed: $fails" >> "$P"
     PYTHONPATH=$w/cli/py python3 "$w/cli/cli_compare.py" "$w/h5" >> "$P" 2>&1
-    echo "cli_compare.py: rc=$?" >> "$P"
+    local rc_cmp=$?
+    echo "cli_compare.py: rc=$rc_cmp" >> "$P"
     rm -rf "$w"
     cat "$P"
+    [ $fails = 0 ] && [ $rc_cmp = 0 ]
 }
 
 case "${1:-}" in
 pack) pack ;;
 run) run ;;
-*) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; [ "${1:-}" = -h ] || [ "${1:-}" = --help ] ;;
+*) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; [ "${1:-}" = -h ] || [ "${1:-}" = --help ] ;;
 esac

@@ -28,8 +28,8 @@ def same_value(a, b):
 
 
 def differences(cpu_path, gpu_path):
-    """The first few differences between the two files, as text."""
-    out = []
+    """Every difference between the two files, as text, and the CPU file's dataset count."""
+    out, datasets = [], 0
     with h5py.File(cpu_path, "r") as c, h5py.File(gpu_path, "r") as g:
         names_c, names_g = [], []
         c.visit(names_c.append)
@@ -46,6 +46,7 @@ def differences(cpu_path, gpu_path):
                 if not same_value(ac[k], ag[k]):
                     out.append(f"{name}@{k}: cpu {ac[k]!r} gpu {ag[k]!r}")
             if isinstance(oc, h5py.Dataset):
+                datasets += 1
                 if not isinstance(og, h5py.Dataset):
                     out.append(f"{name}: a dataset on the cpu only")
                     continue
@@ -55,9 +56,7 @@ def differences(cpu_path, gpu_path):
                     if vc.shape == vg.shape:
                         n = int(np.count_nonzero(vc.view(np.uint8) != vg.view(np.uint8)))
                     out.append(f"{name}: values differ ({n} bytes of {vc.nbytes})")
-            if len(out) >= 5:
-                break
-    return out
+    return out, datasets
 
 
 def main(argv):
@@ -76,20 +75,17 @@ def main(argv):
             print(f"{name}: no GPU file (the GPU run failed or refused)")
             bad += 1
             continue
-        diff = differences(cpu, gpu)
-        with h5py.File(cpu, "r") as f:
-            count = sum(1 for _ in iter_datasets(f))
+        try:
+            diff, count = differences(cpu, gpu)
+        except OSError as e:  # not HDF5, truncated, unreadable
+            print(f"{name}: cannot read the pair: {e}")
+            bad += 1
+            continue
         print(f"{name}: {'identical' if not diff else 'DIFFERENT'} ({count} datasets)" +
-              ("" if not diff else ": " + "; ".join(diff)))
+              ("" if not diff else ": " + "; ".join(diff[:5])))
         bad += bool(diff)
     print(f"pairs: {len(pairs)}, different or missing: {bad}")
     return 1 if bad else 0
-
-
-def iter_datasets(f):
-    found = []
-    f.visititems(lambda n, o: found.append(n) if isinstance(o, h5py.Dataset) else None)
-    return found
 
 
 if __name__ == "__main__":

@@ -535,7 +535,9 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                  * the odd column (the rolled SR loop too, from run 132: it took the max of the
                  * 16 widened floats per column, 24 instructions) */
                 constexpr int PAIR_MAX = BF16 && RHT == COLS_V8_RHT_NONE;
-                if (PAIR_MAX && !jodd) {
+                if (PAIR_MAX && !jodd && FPSIM_GPU_HMAX_AMAX >= 2) {
+                    pair_max = bf16x2_max_abs_tree<16>(w);
+                } else if (PAIR_MAX && !jodd) {
                     pair_max = __vmaxu2(w[0] & 0x7FFF7FFFu, w[1] & 0x7FFF7FFFu);
 #pragma unroll
                     for (int i = 2; i < 16; i += 2)
@@ -599,6 +601,10 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                 uint32_t raw = 0;
                 if constexpr (PAIR_MAX) {
                     raw = jodd ? (pair_max & 0xFFFF0000u) : (pair_max << 16);
+                } else if constexpr (MMA && FPSIM_GPU_HMAX_AMAX >= 1) {
+                    /* 7 HMNMX2 and a mask (run 175), NaN read as 0x7FFF: such a tile takes the
+                     * exact path, which recomputes its amax from v under the NaN policy */
+                    raw = amax_of_bf16x2(bf16x2_max_abs_tree<8>(pw));
                 } else if constexpr (MMA) {
                     /* the BF16 outputs' max as pairs, then the larger half: 8 masks, 4 SIMD maxima
                      * and a fold, where the 16 widened floats took 35 instructions (run 108) */

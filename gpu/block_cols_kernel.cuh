@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(256, RHT ? 2 : 3) block_cols_kernel(qargs a, u
                 uint32_t sg[8], w[2];
 #pragma unroll
                 for (int j = 0; j < 8; j++) {
-                    t[j] = __fmul_rn(fabsf(v[j]), m14);
+                    t[j] = __fmul_rn(FPSIM_GPU_SR_SIGNED ? v[j] : fabsf(v[j]), m14);
                     sg[j] = __float_as_uint(v[j]);
                 }
                 /* the bytes back into their words: element j's in byte j % 4 of w[j / 4] */
@@ -173,7 +173,10 @@ __global__ void __launch_bounds__(256, RHT ? 2 : 3) block_cols_kernel(qargs a, u
                 for (int m = 0; m < 2; m++)
                     w[m] = __byte_perm(__byte_perm(rb[4 * m], rb[4 * m + 1], 0x0073u),
                                        __byte_perm(rb[4 * m + 2], rb[4 * m + 3], 0x0073u), 0x5410u);
-                fast_codes_sr_f16<8>(t, sg, w, cw);
+                if (FPSIM_GPU_SR_SIGNED)
+                    fast_codes_sr_f16_signed<8>(t, w, cw);
+                else
+                    fast_codes_sr_f16<8>(t, sg, w, cw);
             } else {
                 fast_codes<F, 8>(y, es, cw);
             }

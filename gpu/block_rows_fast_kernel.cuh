@@ -361,11 +361,14 @@ __device__ __forceinline__ v7_tile code_tile16_scaled(const qargs &a, const E &e
 #pragma unroll
             for (int j = 0; j < 16; j++) {
                 const float x = elem_f32(e, j);
-                t[j] = __fmul_rn(fabsf(x), m14);
+                t[j] = __fmul_rn(FPSIM_GPU_SR_SIGNED ? x : fabsf(x), m14);
                 sg[j] = __float_as_uint(x);
             }
             sr_block16(w, a, f);
-            fast_codes_sr_f16<16>(t, sg, w, c);
+            if (FPSIM_GPU_SR_SIGNED)
+                fast_codes_sr_f16_signed<16>(t, w, c);
+            else
+                fast_codes_sr_f16<16>(t, sg, w, c);
         } else {
             float y[16];
 #pragma unroll

@@ -313,7 +313,9 @@ __host__ __device__ __forceinline__ uint32_t fpsim_f16x2_rz(float a, float b)
     uint32_t ua, ub;
     memcpy(&ua, &a, 4);
     memcpy(&ub, &b, 4);
-    return fpsim_f16_rz_bits(ua) | fpsim_f16_rz_bits(ub) << 16;
+    /* the sign bit as it is, the magnitude's bits as above (cvt rounds the magnitude) */
+    return (fpsim_f16_rz_bits(ua & 0x7FFFFFFFu) | (ua >> 16 & 0x8000u)) |
+           (fpsim_f16_rz_bits(ub & 0x7FFFFFFFu) | (ub >> 16 & 0x8000u)) << 16;
 #endif
 }
 
@@ -339,6 +341,44 @@ __host__ __device__ __forceinline__ uint32_t fpsim_f16x2_rz(float a, float b)
 __host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_sr8_f16(uint32_t h, uint32_t r)
 {
     return fpsim_min_u16x2(h + 2u * r, 0x0FFF0FFFu) & 0x0E000E00u;
+}
+
+/* Per 16-bit lane of two float16 pairs h and c (no NaN lanes): the smaller magnitude with the sign
+ * of h xor that of c (min.xorsign.abs.f16x2, subnormals kept; on the host the same from the bits:
+ * the magnitudes of non-NaN float16 order as their bits do). */
+__host__ __device__ __forceinline__ uint32_t fpsim_f16x2_min_abs_xorsign(uint32_t h, uint32_t c)
+{
+#if defined(__CUDA_ARCH__)
+    uint32_t d;
+    asm("min.xorsign.abs.f16x2 %0, %1, %2;" : "=r"(d) : "r"(h), "r"(c));
+    return d;
+#else
+    return fpsim_min_u16x2(h & 0x7FFF7FFFu, c & 0x7FFF7FFFu) | ((h ^ c) & 0x80008000u);
+#endif
+}
+
+/* The same stochastic rounding on SIGNED lanes: h = fpsim_f16x2_rz(y_a 2^-14, y_b 2^-14) of the
+ * scaled elements themselves (|y| < 2^13), r as above. The magnitude is capped at 6 2^-14 (0x0E00)
+ * BEFORE the byte goes in, which gives the same codes as the cap after it: at or above 6 the code
+ * is 7 whatever the byte (0x0E00 + 2 * 255 = 0x0FFE), and below 6 the sum stays under 0x1000. One
+ * min.xorsign.abs keeps the sign, so a lane is sign (bit 15), 0 (bits 12-14), the code's magnitude
+ * (bits 9-11) and bits 0-8 that fpsim_e2m1_nibbles_of_sr_lanes drops; no lane carries into the
+ * next. */
+__host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_sr8_f16_signed(uint32_t h, uint32_t r)
+{
+    return fpsim_f16x2_min_abs_xorsign(h, 0x0E000E00u) + 2u * r;
+}
+
+/* Eight E2M1 codes as one word, element j in nibble j, from four such signed lanes pairs: m[k]
+ * holds element k (low lane) and k + 4 (high lane). Byte 1 of a lane reads s000cccg (s the sign,
+ * ccc the magnitude, g dropped); two PRMTs put elements 0, 2, 4, 6 (a) and 1, 3, 5, 7 (b) in the
+ * bytes of the word they land in, then per byte (a >> 1 | a >> 4) & 0x0F is s ccc and
+ * (b << 3 | b) & 0xF0 the same in the high nibble (the bits shifted in from a neighbouring byte
+ * fall outside each mask). */
+__host__ __device__ __forceinline__ uint32_t fpsim_e2m1_nibbles_of_sr_lanes(const uint32_t (&m)[4])
+{
+    const uint32_t a = fpsim_prmt<0x7351u>(m[0], m[2]), b = fpsim_prmt<0x7351u>(m[1], m[3]);
+    return (((a >> 1) | (a >> 4)) & 0x0F0F0F0Fu) | (((b << 3) | b) & 0xF0F0F0F0u);
 }
 
 /* E8M0 nearest of four float32 x[0..3] whose magnitudes are normal and below 0x7F400000 (codes 1 to

@@ -81,4 +81,38 @@ __device__ __forceinline__ uint32_t amax_of_bf16x2(uint32_t m2)
     return max(m2 & 0xFFFF0000u, m2 << 16);
 }
 
+/* Whether the block kernels take a tile's max |x| over BF16 pairs with max.NaN.xorsign.abs.bf16x2
+ * (HMNMX2: one instruction per pair of words, the mask once at the end) rather than masks and
+ * integer SIMD maxima: 0 no, 1 (the default) the rhtsum=mma kernels, 2 those and the bf16 column
+ * kernels. Run 175: 1 took the SR+RHT rhtsum=mma kernel from 60.5-60.7 to 61.5-61.7% of copy
+ * (with FPSIM_GPU_SR_SIGNED) and the nearest-even one half a point up; 2 cost NVFP4 SR cols 1-1.5
+ * points and left the nearest-even column kernels where they were. */
+#ifndef FPSIM_GPU_HMAX_AMAX
+#define FPSIM_GPU_HMAX_AMAX 1
+#endif
+/* Per lane, max(|a|, |b|) of two BF16 pairs (subnormals kept) with the sign bit the xor of theirs,
+ * and the canonical NaN 0x7FFF (or 0xFFFF) where either lane is NaN. After the sign bits are
+ * cleared a lane is the max of the |x| bits of a tree of such maxima with any NaN read as 0x7FFF,
+ * above Inf: the tile is then not fast and the kernels recompute its amax under the NaN policy. */
+__device__ __forceinline__ uint32_t bf16x2_max_abs(uint32_t a, uint32_t b)
+{
+    uint32_t d;
+    asm("max.NaN.xorsign.abs.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+}
+/* The per-lane max |x| bits of N BF16 pairs (N a power of two), NaN as 0x7FFF: N - 1 maxima in a
+ * tree, then one mask. */
+template <int N> __device__ __forceinline__ uint32_t bf16x2_max_abs_signed(const uint32_t *w)
+{
+    if constexpr (N == 2)
+        return bf16x2_max_abs(w[0], w[1]);
+    else
+        return bf16x2_max_abs(bf16x2_max_abs_signed<N / 2>(w), bf16x2_max_abs_signed<N / 2>(w + N / 2));
+}
+template <int N> __device__ __forceinline__ uint32_t bf16x2_max_abs_tree(const uint32_t *w)
+{
+    static_assert(N >= 2 && (N & (N - 1)) == 0, "a power of two, at least 2");
+    return bf16x2_max_abs_signed<N>(w) & 0x7FFF7FFFu;
+}
+
 #endif

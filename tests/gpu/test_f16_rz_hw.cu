@@ -2,7 +2,9 @@
  * (gpu/elem_fixed.cuh), on every float32 the NVFP4 SR kernels give it.
  *
  * The kernels' float16 route (fpsim_e2m1x2_sr8_f16) converts 2^-14 |y| for scaled magnitudes
- * |y| < 2^13, so every non-negative float32 below 2^-1: 0x00000000 .. 0x3EFFFFFF. The model, an
+ * |y| < 2^13, so every non-negative float32 below 2^-1: 0x00000000 .. 0x3EFFFFFF; its signed twin
+ * (fpsim_e2m1x2_sr8_f16_signed) converts 2^-14 y, so the same magnitudes with either sign, where
+ * the model keeps the sign bit as it is (cvt rounds the magnitude toward zero). The model, an
  * integer reading of the bits, is what tests/gpu/test_lean_rne.cu checks the route with against
  * the core on the host; this test checks the model against the instruction itself, both halves
  * (each input in the low half beside a partner in the high half, then the other way round), so
@@ -24,19 +26,29 @@ __device__ __forceinline__ uint32_t partner(uint32_t u)
     return (u * 2654435761u) % F16_RZ_END;
 }
 
-/* Every u of the range in both halves; bad[0]: mismatching halves, bad[1]: the first such u + 1. */
+/* The model of one half with the sign: the magnitude's bits and the sign bit. */
+__device__ __forceinline__ uint32_t f16_rz_signed_model(uint32_t x)
+{
+    return fpsim_f16_rz_bits(x & 0x7FFFFFFFu) | (x >> 16 & 0x8000u);
+}
+
+/* Every u of the range in both halves, positive and negative (the partner's sign from another
+ * bit of the hash); bad[0]: mismatching halves, bad[1]: the first such u + 1. */
 __global__ void f16_rz_sweep(unsigned long long *bad)
 {
     const uint32_t stride = gridDim.x * blockDim.x;
-    for (uint32_t u = blockIdx.x * blockDim.x + threadIdx.x; u < F16_RZ_END; u += stride) {
-        const uint32_t p = partner(u);
-        const uint32_t lo = fpsim_f16x2_rz(__uint_as_float(u), __uint_as_float(p));
-        const uint32_t hi = fpsim_f16x2_rz(__uint_as_float(p), __uint_as_float(u));
-        const uint32_t want_u = fpsim_f16_rz_bits(u), want_p = fpsim_f16_rz_bits(p);
-        const unsigned n = (lo != (want_u | want_p << 16)) + (hi != (want_p | want_u << 16));
+    for (uint32_t u0 = blockIdx.x * blockDim.x + threadIdx.x; u0 < F16_RZ_END; u0 += stride) {
+        unsigned n = 0;
+        for (uint32_t neg = 0; neg < 2; neg++) {
+            const uint32_t u = u0 | neg << 31, p = partner(u0) | ((u0 * 2246822519u) & 0x80000000u);
+            const uint32_t lo = fpsim_f16x2_rz(__uint_as_float(u), __uint_as_float(p));
+            const uint32_t hi = fpsim_f16x2_rz(__uint_as_float(p), __uint_as_float(u));
+            const uint32_t want_u = f16_rz_signed_model(u), want_p = f16_rz_signed_model(p);
+            n += (lo != (want_u | want_p << 16)) + (hi != (want_p | want_u << 16));
+        }
         if (n) {
             atomicAdd(&bad[0], (unsigned long long)n);
-            atomicMin(&bad[1], (unsigned long long)u + 1ull);
+            atomicMin(&bad[1], (unsigned long long)u0 + 1ull);
         }
     }
 }
@@ -61,7 +73,8 @@ int main(void)
         printf("FAIL: %s\n", cudaGetErrorString(err));
         return 1;
     }
-    printf("cvt.rz.f16x2.f32 against fpsim_f16_rz_bits: %u inputs x 2 halves, %llu mismatches", F16_RZ_END,
+    printf("cvt.rz.f16x2.f32 against fpsim_f16_rz_bits: %u magnitudes x 2 signs x 2 halves, %llu mismatches",
+           F16_RZ_END,
            bad[0]);
     if (bad[0]) printf(" (first input: 0x%08llx)", bad[1] - 1ull);
     printf("\n");

@@ -6,7 +6,8 @@
  * random bytes per input) over every non-NaN input for the policies they serve; the E2M3
  * magic-sum form (fpsim_e2m3_rne_sat) on the inputs the fast cases give it; and the paired E2M1
  * forms the fast tiles and vectors use (fpsim_e2m1x2_rne_sat_small, fpsim_e2m1x2_sr8_f16 after the
- * float16 conversion's host stand-in,
+ * float16 conversion's host stand-in, its signed twin fpsim_e2m1x2_sr8_f16_signed with the
+ * packing fpsim_e2m1_nibbles_of_sr_lanes,
  * and fpsim_e2m1x2_rne_sat_ro through bf16 round-to-odd) on every input below 2^13, both lanes;
  * and the bf16-pair forms of MX tiles and bf16 conversions
  * (elem_bf16_pairs.cuh: E2M1 and E2M3 on the bf16x2 FMA) on every bf16 input, scaled by every
@@ -158,6 +159,7 @@ template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
         unsigned long long bad = 0;
         uint32_t first = 0;
         const uint64_t x0 = (uint64_t)blk << 26;
+        uint32_t ring[4] = {0, 0, 0, 0}, ring_want[4] = {0, 0, 0, 0}, ring_n = 0; /* E2M1_PAIR_SR8 */
         for (uint64_t i = 0; i < ((uint64_t)1 << 26); i++) {
             const uint32_t x = (uint32_t)(x0 + i), wi = (uint32_t)(i % SWEEP_CHUNK);
             if (wi == 0) core_codes<FORM>(&c->spec, x, want);
@@ -205,6 +207,25 @@ template <int F, int FORM> static void sweep(void *ctx, size_t b, size_t e)
                     const uint32_t cy = ((m >> 25) & 7u) | (y >> 28 & 8u);
                     if ((m & ~0x0E000E00u) || cx != want[k][wi] || cy != fpsim_e2m1_sr8_sat(y, by << 24))
                         if (!bad++) first = x;
+                }
+                /* the signed route (fpsim_e2m1x2_sr8_f16_signed on 2^-14 x itself, signs included),
+                 * its lanes packed by fpsim_e2m1_nibbles_of_sr_lanes with the three pairs before them
+                 * (each pair takes slot n % 4 and is read back in four words, every nibble checked) */
+                memcpy(&fx, &x, 4);
+                memcpy(&fy, &y, 4);
+                const uint32_t hs = fpsim_f16x2_rz(fx * 0x1p-14f, fy * 0x1p-14f);
+                for (int k = 0; k < 3; k++, ring_n++) {
+                    const uint32_t bx = sr_byte(x, k), by = sr_byte(y, 2 - k), slot = ring_n % 4u;
+                    ring[slot] = fpsim_e2m1x2_sr8_f16_signed(hs, bx | by << 16);
+                    ring_want[slot] = want[k][wi] | fpsim_e2m1_sr8_sat(y, by << 24) << 4;
+                    if ((ring[slot] & 0x70007000u) && !bad++) first = x; /* bits 12-14 must stay 0 */
+                    if (ring_n < 3) continue;
+                    const uint32_t word = fpsim_e2m1_nibbles_of_sr_lanes(ring);
+                    for (int j = 0; j < 4; j++)
+                        if ((((word >> (4 * j)) & 0xFu) != (ring_want[j] & 0xFu) ||
+                             ((word >> (4 * j + 16)) & 0xFu) != ring_want[j] >> 4) &&
+                            !bad++)
+                            first = x;
                 }
                 continue;
             }
@@ -255,7 +276,7 @@ template <int F, int FORM> static int check_format(int *specs, const char *only)
                : FORM == E2M1_PAIR    ? "e2m1x2_rne_sat_small, every |x| < 2^13, both lanes"
                : FORM == E2M1_PAIR_RO ? "e2m1x2_rne_sat_ro (bf16 round-to-odd), every |x| < 2^13, both lanes"
                : FORM == E8M0_X4      ? "e8m0_rne_x4, every normal |x| below 0x7F400000, 4 lanes"
-                                      : "e2m1x2_sr8_f16 (by float16), every |x| < 2^13 x 3 bytes, both lanes",
+                                      : "e2m1x2_sr8_f16 and its signed twin (by float16), every |x| < 2^13 x 3 bytes, both lanes",
                bad);
         if (bad && FORM != E2M1_SR8 && FORM != E2M1_PAIR && FORM != E2M1_PAIR_SR8 && FORM != E2M1_PAIR_RO &&
             FORM != E8M0_X4)

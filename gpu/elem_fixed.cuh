@@ -369,7 +369,7 @@ __host__ __device__ __forceinline__ uint32_t fpsim_e2m1x2_sr8_f16_signed(uint32_
     return fpsim_f16x2_min_abs_xorsign(h, 0x0E000E00u) + 2u * r;
 }
 
-/* Eight E2M1 codes as one word, element j in nibble j, from four such signed lanes pairs: m[k]
+/* Eight E2M1 codes as one word, element j in nibble j, from four such pairs of signed lanes: m[k]
  * holds element k (low lane) and k + 4 (high lane). Byte 1 of a lane reads s000cccg (s the sign,
  * ccc the magnitude, g dropped); two PRMTs put elements 0, 2, 4, 6 (a) and 1, 3, 5, 7 (b) in the
  * bytes of the word they land in, then per byte (a >> 1 | a >> 4) & 0x0F is s ccc and

@@ -249,9 +249,10 @@ __device__ __forceinline__ void fast_codes_sr_f16(const float (&t)[N], const uin
 
 /* The same codes from the SIGNED scaled elements: t[j] = x_j times (the multiplier times 2^-14),
  * signs included, w as above. Per pair one conversion, one min.xorsign.abs and one add
- * (fpsim_e2m1x2_sr8_f16_signed), then eight PRMT, shift and mask instructions a word
- * (fpsim_e2m1_nibbles_of_sr_lanes) where fast_codes_sr_f16 spends a cap, two masks, a shift and a
- * sign PRMT per pair: 22 fewer instructions per 16 elements, 10 of them on the ALU pipe. The
+ * (fpsim_e2m1x2_sr8_f16_signed), then two PRMTs and a few shifts and masks a word
+ * (fpsim_e2m1_nibbles_of_sr_lanes) where fast_codes_sr_f16 spends a cap, a mask, a shifted add, a
+ * sign PRMT and its mask per pair: in the SR+RHT kernel's column code 110 instructions per 16
+ * elements against 132, most of the saving on the ALU pipe (LOP3, VIMNMX, LEA, PRMT). The
  * callers take this form unless FPSIM_GPU_SR_SIGNED is 0 (run 175, % of copy: NVFP4 SR rows
  * 73.2-73.9 -> 78.3-78.9, SR cols 69.7-70.3 -> 75.8-76.2, SR+RHT rhtsum=mma 57.0-57.4 ->
  * 60.5-60.7). */

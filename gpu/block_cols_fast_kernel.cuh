@@ -103,14 +103,17 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
 }
 
 /* Columns of a lane's NC that the SR kernels code per iteration of their column loop: all four
- * (unrolled) for NVFP4 SR cols and SR with the exact RHT, two (one bf16 word's) for the dual
- * kernel, one under rhtsum=mma. Runs 168 and 172 on 16384 x 16384 bf16, % of copy (1 = the rolled
- * loop of runs 36-167):
+ * (unrolled) for NVFP4 SR cols, SR with the exact RHT and (since run 178) SR under rhtsum=mma, two
+ * (one bf16 word's) for the dual kernel. Runs 168 and 172 on 16384 x 16384 bf16, % of copy (1 =
+ * the rolled loop of runs 36-167):
  *   columns per iteration         1            2            4
  *   NVFP4 SR cols                 60.3-61.2    66.4-67.5    68.6-69.6
  *   NVFP4 SR both copies          40.9-41.5    43.2-43.4    42.3-42.4
  *   SR+RHT rhtsum=mma cols        57.2-57.8    55.3-55.9    57.1-57.9
  *   SR+RHT exact cols (run 172)   25.5-25.6    26.7-27.5    27.2-27.3
+ * and after run 175's shorter SR code (run 178):
+ *   NVFP4 SR both copies                       46.9-47.0    46.2-46.3
+ *   SR+RHT rhtsum=mma cols        61.9-62.1    61.6-61.7    63.1-63.2
  * Run 36 had rolled the SR loop because four copies of its column code, then about three times
  * today's, overflowed the instruction cache. */
 #ifndef FPSIM_GPU_COLS_V8_SR_JU
@@ -120,7 +123,7 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
 #define FPSIM_GPU_COLS_V8_SR_JU_DUAL 2
 #endif
 #ifndef FPSIM_GPU_COLS_V8_SR_JU_MMA
-#define FPSIM_GPU_COLS_V8_SR_JU_MMA 1
+#define FPSIM_GPU_COLS_V8_SR_JU_MMA 4
 #endif
 #ifndef FPSIM_GPU_COLS_V8_SR_JU_EXACT /* the exact-RHT SR kernel */
 #define FPSIM_GPU_COLS_V8_SR_JU_EXACT 4

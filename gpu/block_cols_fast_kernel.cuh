@@ -258,10 +258,20 @@ __device__ __forceinline__ float bf16_of_double(double d)
  *  - in FP64 when they span at most 41 binades (BF16 inputs) or 25 (FP32 inputs: 24 + 25 + 4 <=
  *    53), none subnormal or below 2^-124, none above 2^123 (no overflow);
  *  - otherwise (NaN, Inf, wider spans) the in-order double routine rht16_bf16, out of line. */
+/* Whether the FP32 form is taken only when every lane running with this one can take it (1, the
+ * default: the active lanes vote, and where any has a wider column all of them run the FP64 form,
+ * exact for them too) or lane by lane (0: a warp of mixed columns runs both forms one after the
+ * other). The vote is among __activemask()'s lanes: the edge tiles of odd shapes leave some lanes
+ * out (a full-warp vote hung there, run 180), and any grouping of the lanes gives the same bits.
+ * Run 181, % of copy: NVFP4 RHT cols 28.1 -> 29.7-29.8, SR+RHT cols 27.8-28.0 -> 29.7. */
+#ifndef FPSIM_GPU_RHT_EXACT_WARP_VOTE
+#define FPSIM_GPU_RHT_EXACT_WARP_VOTE 1
+#endif
 template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[16], float (&out)[16])
 {
     const rht16_range r = rht16_range_of<BF16>(u);
-    if (r.ok && r.span <= 12u) {
+    const int fp32_ok = r.ok && r.span <= 12u;
+    if (FPSIM_GPU_RHT_EXACT_WARP_VOTE ? __all_sync(__activemask(), fp32_ok) : fp32_ok) {
         rht16_fp32(u, out);
         return;
     }

@@ -249,15 +249,6 @@ __device__ __forceinline__ float bf16_of_double(double d)
     return __uint_as_float((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
 }
 
-/* The 16-point RHT of u[16] into out[16], each output rounded once to BF16, as formats/block_nvfp4.c
- * fpsim_rht16 (y_j = sum_i +-0.25 s_i u_i in double, in index order, then BF16). Where every partial
- * sum is exact, the order of the additions does not matter, so a fast Walsh-Hadamard transform
- * (4 adds per output and group) gives the same value:
- *  - in FP32 when the inputs are BF16 values, none below 2^-124 or above 2^123, whose exponents
- *    span at most 12 binades (rht16.cuh);
- *  - in FP64 when they span at most 41 binades (BF16 inputs) or 25 (FP32 inputs: 24 + 25 + 4 <=
- *    53), none subnormal or below 2^-124, none above 2^123 (no overflow);
- *  - otherwise (NaN, Inf, wider spans) the in-order double routine rht16_bf16, out of line. */
 /* Whether the FP32 form is taken only when every lane running with this one can take it (1, the
  * default: the active lanes vote, and where any has a wider column all of them run the FP64 form,
  * exact for them too) or lane by lane (0: a warp of mixed columns runs both forms one after the
@@ -267,6 +258,16 @@ __device__ __forceinline__ float bf16_of_double(double d)
 #ifndef FPSIM_GPU_RHT_EXACT_WARP_VOTE
 #define FPSIM_GPU_RHT_EXACT_WARP_VOTE 1
 #endif
+
+/* The 16-point RHT of u[16] into out[16], each output rounded once to BF16, as formats/block_nvfp4.c
+ * fpsim_rht16 (y_j = sum_i +-0.25 s_i u_i in double, in index order, then BF16). Where every partial
+ * sum is exact, the order of the additions does not matter, so a fast Walsh-Hadamard transform
+ * (4 adds per output and group) gives the same value:
+ *  - in FP32 when the inputs are BF16 values, none below 2^-124 or above 2^123, whose exponents
+ *    span at most 12 binades (rht16.cuh);
+ *  - in FP64 when they span at most 41 binades (BF16 inputs) or 25 (FP32 inputs: 24 + 25 + 4 <=
+ *    53), none subnormal or below 2^-124, none above 2^123 (no overflow);
+ *  - otherwise (NaN, Inf, wider spans) the in-order double routine rht16_bf16, out of line. */
 template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[16], float (&out)[16])
 {
     const rht16_range r = rht16_range_of<BF16>(u);

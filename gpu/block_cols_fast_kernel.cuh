@@ -125,6 +125,12 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
 #ifndef FPSIM_GPU_COLS_V8_SR_JU_MMA
 #define FPSIM_GPU_COLS_V8_SR_JU_MMA 4
 #endif
+/* The exact-RHT nearest-even kernel: one column an iteration. With 4 ptxas reports 12 bytes of
+ * spills instead of 52 (probe J4, 2026-12-04); not yet timed or verified on the H200 (no device
+ * was lent for it), so the default stays 1. */
+#ifndef FPSIM_GPU_COLS_V8_JU_EXACT_RNE
+#define FPSIM_GPU_COLS_V8_JU_EXACT_RNE 1
+#endif
 #ifndef FPSIM_GPU_COLS_V8_SR_JU_EXACT /* the exact-RHT SR kernel */
 #define FPSIM_GPU_COLS_V8_SR_JU_EXACT 4
 #endif
@@ -495,8 +501,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
          * from shared memory again. Rolling the rhtsum=mma nearest-even loop too measured slower
          * (run 60). */
         constexpr int ROLLED = SR || RHT == COLS_V8_RHT_EXACT;
-        /* columns unrolled together: NC, or SR_JU for SR (FPSIM_GPU_COLS_V8_SR_JU*), one for the
-         * exact RHT without SR. With JU = NC the outer loop runs once; the same arithmetic as one
+        /* columns unrolled together: NC, or SR_JU for SR (FPSIM_GPU_COLS_V8_SR_JU*), and
+         * FPSIM_GPU_COLS_V8_JU_EXACT_RNE (1) for the exact RHT without SR. With JU = NC the outer loop runs once; the same arithmetic as one
          * loop over j, but this form measured NVFP4 cols 1.5 points faster (run 108: 78.7 against
          * 76.8-77.4%; its registers differ). Two, a bf16 word's pair of columns, measured MXFP4
          * cols 3 points slower (run 108, build B). */
@@ -504,7 +510,9 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                               : MMA ? FPSIM_GPU_COLS_V8_SR_JU_MMA
                               : DUAL ? FPSIM_GPU_COLS_V8_SR_JU_DUAL
                                      : FPSIM_GPU_COLS_V8_SR_JU;
-        constexpr int JU = !ROLLED ? NC : SR ? (SR_JU < NC ? SR_JU : NC) : 1;
+        constexpr int JU = !ROLLED ? NC
+                           : SR    ? (SR_JU < NC ? SR_JU : NC)
+                                   : (FPSIM_GPU_COLS_V8_JU_EXACT_RNE < NC ? FPSIM_GPU_COLS_V8_JU_EXACT_RNE : NC);
         static_assert(NC % JU == 0, "whole iterations of the column loop");
 #pragma unroll 1
         for (int jo = 0; jo < NC; jo += JU)

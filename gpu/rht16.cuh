@@ -1,22 +1,35 @@
-/* rht16.cuh: TE's 16-point random Hadamard transform of BF16 inputs in FP32, exact, where the
- * inputs allow it (the columnwise kernel v8; other inputs take its FP64 forms).
+/* rht16.cuh: TE's 16-point random Hadamard transform of BF16 inputs in FP32, exact where the
+ * inputs allow it or certified by bounds (the columnwise kernel v8; other inputs take its FP64
+ * forms).
  *
  * The reference (formats/block_nvfp4.c fpsim_rht16) computes y_j = sum_i +-0.25 s_i u_i in
  * double and rounds each y_j once to BF16 (nearest-even). For BF16 inputs whose exponents span at
  * most 41 binades that double sum is exact, so the reference is BF16_RNE(exact y_j), and any
- * exact method gives the same bits. When the nonzero inputs are finite BF16 values with exponent
- * fields 3..250 that span at most 12 binades, every partial sum of a fast Walsh-Hadamard
- * transform (FWHT) is a multiple of the smallest term's quantum below 2^24 of them (8 significant
- * bits + 12 binades + 4 carry bits), so the FP32 butterflies are exact (sums that cancel into the
- * subnormal range included: FP32 adds are exact there) and one BF16 rounding remains. A zero y_j
- * is +0 (the reference's in-order sum starts from +0).
+ * method that finds BF16_RNE(exact y_j) gives the same bits. Two such methods here:
+ *  - rht16_fp32: when the nonzero inputs are finite BF16 values with exponent fields 3..250 that
+ *    span at most 12 binades, every partial sum of a fast Walsh-Hadamard transform (FWHT) is a
+ *    multiple of the smallest term's quantum below 2^24 of them (8 significant bits + 12 binades
+ *    + 4 carry bits), so the FP32 butterflies are exact (sums that cancel into the subnormal range
+ *    included: FP32 adds are exact there) and one BF16 rounding remains. A zero y_j is +0 (the
+ *    reference's in-order sum starts from +0).
+ *  - rht16_fp32_bounded: for any finite FP32 inputs without overflow or underflow of the scaled
+ *    terms (fields 3..250), the FWHT run twice, every add rounded down in one and up in the other
+ *    (interval arithmetic: a difference takes the other bound of its subtrahend), encloses each
+ *    exact y_j in [lo_j, hi_j]. BF16 nearest-even rounding is monotonic, so where lo_j and hi_j
+ *    round to the same BF16 value, so does y_j: that is the certificate, and the result is exact
+ *    without any condition on the span. Where every add is exact, lo_j = hi_j; where some are not,
+ *    the interval is a few FP32 ulps wide and straddles a BF16 rounding boundary about once in
+ *    2^14 outputs. On the benchmark's default fill (16 rows of 2^[-8, 8] scales), 96.5% of columns
+ *    span more than 12 binades, yet 0.035% of them fail the certificate (1.1% of 32-column warps).
  * (A two-group form for spans up to 25, two exact FWHTs joined by a TwoSum and rounding to odd,
  * was measured slower on the H200 than the FP64 FWHT it would replace: gpu/RESULTS.md run 36.)
  * Host builds (tests/gpu/test_rht16.cu) run the same operations as IEEE single adds (SSE, round to
- * nearest), so the host test of this form against fpsim_rht16 covers the device arithmetic. */
+ * nearest; the directed roundings from the nearest sum and its TwoSum error), so the host test of
+ * these forms against fpsim_rht16 covers the device arithmetic's algorithm. */
 #ifndef FPSIM_RHT16_CUH
 #define FPSIM_RHT16_CUH
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 #if defined(__CUDACC__)
@@ -75,21 +88,55 @@ __host__ __device__ __forceinline__ float rht_mul(float a, float b)
 #endif
 }
 
-/* BF16 nearest-even of two finite FP32 values, as floats (the BF16 bits in the top half):
+/* FP32 a + b rounded down (UP = 0, toward -Inf) or up (UP = 1, toward +Inf): add.rm / add.rp on
+ * the device. On the host: the nearest sum s and its TwoSum error e (exact: s + e = a + b when
+ * nothing overflows), s moved one ulp toward the exact sum where e points past it; an exact zero
+ * sum is -0 rounded down unless both operands are +0 (IEEE 754 6.3), as the device gives it. */
+template <int UP> __host__ __device__ __forceinline__ float rht_add_dir(float a, float b)
+{
+#if defined(__CUDA_ARCH__)
+    return UP ? __fadd_ru(a, b) : __fadd_rd(a, b);
+#else
+    volatile float s = a + b; /* volatile: each step rounded to single, nothing reassociated */
+    volatile float bv = s - a, av = s - bv;
+    volatile float e = (a - av) + (b - bv);
+    float r = s;
+    if (UP && e > 0.0f) r = nextafterf(r, INFINITY);
+    if (!UP && e < 0.0f) r = nextafterf(r, -INFINITY);
+    if (!UP && r == 0.0f && !(rht_bits(a) == 0u && rht_bits(b) == 0u)) r = -0.0f;
+    return r;
+#endif
+}
+template <int UP> __host__ __device__ __forceinline__ float rht_sub_dir(float a, float b)
+{
+#if defined(__CUDA_ARCH__)
+    return UP ? __fsub_ru(a, b) : __fsub_rd(a, b);
+#else
+    return rht_add_dir<UP>(a, -b);
+#endif
+}
+
+/* BF16 nearest-even of two finite FP32 values, packed (a in the low half, b in the high half):
  * cvt.rn.bf16x2.f32 on the device, the integer rounding of the top 16 bits on the host. */
-__host__ __device__ __forceinline__ void rht_bf16_pair(float a, float b, float &ra, float &rb)
+__host__ __device__ __forceinline__ uint32_t rht_bf16x2(float a, float b)
 {
 #if defined(__CUDA_ARCH__)
     const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
     uint32_t hb;
     memcpy(&hb, &h, 4);
-    ra = rht_float(hb << 16);
-    rb = rht_float(hb & 0xFFFF0000u);
+    return hb;
 #else
     const uint32_t x = rht_bits(a), y = rht_bits(b);
-    ra = rht_float((x + 0x7FFFu + ((x >> 16) & 1u)) & 0xFFFF0000u);
-    rb = rht_float((y + 0x7FFFu + ((y >> 16) & 1u)) & 0xFFFF0000u);
+    return ((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16) | ((y + 0x7FFFu + ((y >> 16) & 1u)) & 0xFFFF0000u);
 #endif
+}
+
+/* The same, as floats (the BF16 bits in the top half). */
+__host__ __device__ __forceinline__ void rht_bf16_pair(float a, float b, float &ra, float &rb)
+{
+    const uint32_t hb = rht_bf16x2(a, b);
+    ra = rht_float(hb << 16);
+    rb = rht_float(hb & 0xFFFF0000u);
 }
 
 /* What the exact forms need to know about u[16]: span = emax - emin, the largest minus the
@@ -149,6 +196,47 @@ FPSIM_RHT_UNROLL
 FPSIM_RHT_UNROLL
     for (int i = 0; i < 16; i += 2)
         rht_bf16_pair(rht_add(w[i], 0.0f), rht_add(w[i + 1], 0.0f), out[i], out[i + 1]);
+}
+
+/* The interval FWHT of rht16_fp32_bounded: lo and hi start equal (the exact scaled terms), and each
+ * butterfly keeps lo_i + lo_{i+h} and lo_i - hi_{i+h} rounded down, hi_i + hi_{i+h} and
+ * hi_i - lo_{i+h} rounded up, so [lo, hi] holds the exact partial sums at every stage. */
+__host__ __device__ __forceinline__ void rht16_fwht_bounds(float (&lo)[16], float (&hi)[16])
+{
+FPSIM_RHT_UNROLL
+    for (int h = 1; h < 16; h <<= 1)
+FPSIM_RHT_UNROLL
+        for (int i = 0; i < 16; i++)
+            if ((i & h) == 0) {
+                const float pl = lo[i], ph = hi[i], ql = lo[i + h], qh = hi[i + h];
+                lo[i] = rht_add_dir<0>(pl, ql);
+                hi[i] = rht_add_dir<1>(ph, qh);
+                lo[i + h] = rht_sub_dir<0>(pl, qh);
+                hi[i + h] = rht_sub_dir<1>(ph, ql);
+            }
+}
+
+/* The RHT of u[16] into out[16] (BF16 pairs packed as rht_bf16x2 gives them, outputs 2k and 2k + 1
+ * in out[k]) by the certified bounds; only where rht16_range_of(u).in_range (finite, fields 3..250:
+ * the scaled terms are exact normal numbers and no sum overflows). Returns 1 where every output's
+ * BF16 rounding is certain (then out is BF16_RNE of the exact sums, +0 for a zero sum), 0 where
+ * some interval straddles a rounding boundary (out is then unspecified). */
+__host__ __device__ __forceinline__ int rht16_fp32_bounded(const float (&u)[16], uint32_t (&out)[8])
+{
+    float lo[16], hi[16];
+FPSIM_RHT_UNROLL
+    for (int i = 0; i < 16; i++)
+        lo[i] = hi[i] = rht_mul(u[i], 0.25f * rht_sign(i));
+    rht16_fwht_bounds(lo, hi);
+    /* + 0 rounded to nearest: a zero bound is +0 either way (lo of an exact zero is -0), so a zero
+     * sum compares equal and is stored as +0 */
+    uint32_t differ = 0;
+FPSIM_RHT_UNROLL
+    for (int k = 0; k < 8; k++) {
+        out[k] = rht_bf16x2(rht_add(hi[2 * k], 0.0f), rht_add(hi[2 * k + 1], 0.0f));
+        differ |= out[k] ^ rht_bf16x2(rht_add(lo[2 * k], 0.0f), rht_add(lo[2 * k + 1], 0.0f));
+    }
+    return differ == 0u;
 }
 
 #endif

@@ -73,6 +73,23 @@ static void check(const float (&u)[16], uint32_t span, counts &c)
     }
 }
 
+/* Two terms 8 binades apart, so that every output is a BF16 midpoint (half of u[a]'s quantum
+ * times 4; ties to even), and `more` further terms 9 .. 8 + down binades below u[a] that move the
+ * outputs off the midpoints (fewer where they land on a or b). */
+static void tie_vector(float (&u)[16], uint32_t e, int more, uint32_t down)
+{
+    for (int i = 0; i < 16; i++) u[i] = 0.0f;
+    const int a = (int)(next32() % 16);
+    int b = (int)(next32() % 15);
+    b += b >= a;
+    u[a] = bf16_value(next32() >> 31, e, next32());
+    u[b] = bf16_value(next32() >> 31, e - 8u, 0u);
+    for (int k = 0; k < more; k++) {
+        const int i = (int)(next32() % 16);
+        if (i != a && i != b) u[i] = bf16_value(next32() >> 31, e - 9u - next32() % down, next32());
+    }
+}
+
 /* Outputs whose exact value (in double, exact here) is a BF16 midpoint: the ties the test is for.
  * Recomputed from the definition, so the count does not trust the form. */
 static int midpoints(const float (&u)[16])
@@ -188,18 +205,7 @@ static int bounded_part(void)
     /* BF16 midpoints, alone or moved by 1-3 terms 9..40 binades down */
     unsigned long long moved_vectors = 0, moved_refused = 0;
     for (int n = 0; n < 400000; n++) {
-        const uint32_t e = 50u + next32() % 190u;
-        for (int i = 0; i < 16; i++) u[i] = 0.0f;
-        const int a = (int)(next32() % 16);
-        int b = (int)(next32() % 15);
-        b += b >= a;
-        u[a] = bf16_value(next32() >> 31, e, next32());
-        u[b] = bf16_value(next32() >> 31, e - 8u, 0u);
-        const int more = 1 + (int)(next32() % 3);
-        for (int k = 0; k < more; k++) {
-            const int i = (int)(next32() % 16);
-            if (i != a && i != b) u[i] = bf16_value(next32() >> 31, e - 9u - next32() % 32u, next32());
-        }
+        tie_vector(u, 50u + next32() % 190u, 1 + (int)(next32() % 3), 32u);
         const unsigned long long before = c.certified;
         check_bounded(u, c);
         moved_vectors++;
@@ -328,18 +334,7 @@ int main(void)
         }
     /* ties, kept or moved by smaller terms */
     for (int n = 0; n < 400000; n++) {
-        const uint32_t e = 40u + next32() % 200u;
-        for (int i = 0; i < 16; i++) u[i] = 0.0f;
-        const int a = (int)(next32() % 16);
-        int b = (int)(next32() % 15);
-        b += b >= a;
-        u[a] = bf16_value(next32() >> 31, e, next32());
-        u[b] = bf16_value(next32() >> 31, e - 8u, 0u); /* half of u[a]'s quantum times 4: a BF16 midpoint */
-        const int more = (int)(next32() % 4);
-        for (int k = 0; k < more; k++) {
-            const int i = (int)(next32() % 16);
-            if (i != a && i != b) u[i] = bf16_value(next32() >> 31, e - 9u - next32() % 4u, next32());
-        }
+        tie_vector(u, 40u + next32() % 200u, (int)(next32() % 4), 4u);
         c.midpoints += (unsigned long long)midpoints(u);
         check(u, span_of(u), c);
     }

@@ -271,6 +271,44 @@ __device__ __forceinline__ float bf16_of_double(double d)
 #ifndef FPSIM_GPU_RHT_BOUNDS
 #define FPSIM_GPU_RHT_BOUNDS 1
 #endif
+/* Whether the plain FP32 form (spans up to 12) is tried before the bounds (1) or not (0: the
+ * bounds certify those columns too, at twice the adds). */
+#ifndef FPSIM_GPU_RHT_PLAIN
+#define FPSIM_GPU_RHT_PLAIN 1
+#endif
+/* Whether the FWHT in FP64 is inlined (0) or out of line (1: with the bounds it runs in about 1%
+ * of the warps, and out of line its code and registers stay out of the column loop). */
+#ifndef FPSIM_GPU_RHT_FP64_OOL
+#define FPSIM_GPU_RHT_FP64_OOL 0
+#endif
+
+/* The FWHT in FP64 of u[16], each output rounded once to BF16: exact where rht16_full says. */
+__device__ __forceinline__ void rht16_fp64(const float (&u)[16], float (&out)[16])
+{
+    double w[16];
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        w[i] = __dmul_rn((double)u[i], 0.25 * (double)rht_sign(i));
+#pragma unroll
+    for (int h = 1; h < 16; h <<= 1)
+#pragma unroll
+        for (int i = 0; i < 16; i++)
+            if ((i & h) == 0) {
+                const double p = w[i], q = w[i + h];
+                w[i] = __dadd_rn(p, q);
+                w[i + h] = __dsub_rn(p, q);
+            }
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        out[i] = bf16_of_double(__dadd_rn(w[i], 0.0));
+}
+
+__device__ __noinline__ v7_elems rht16_fp64_ool(v7_elems in)
+{
+    v7_elems r;
+    rht16_fp64(in.v, r.v);
+    return r;
+}
 
 /* The 16-point RHT of u[16] into out[16], each output rounded once to BF16, as formats/block_nvfp4.c
  * fpsim_rht16 (y_j = sum_i +-0.25 s_i u_i in double, in index order, then BF16). Where every partial
@@ -288,7 +326,7 @@ template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[
 {
     const rht16_range r = rht16_range_of<BF16>(u);
     const int fp32_ok = r.ok && r.span <= 12u;
-    if (FPSIM_GPU_RHT_EXACT_WARP_VOTE ? __all_sync(__activemask(), fp32_ok) : fp32_ok) {
+    if (FPSIM_GPU_RHT_PLAIN && (FPSIM_GPU_RHT_EXACT_WARP_VOTE ? __all_sync(__activemask(), fp32_ok) : fp32_ok)) {
         rht16_fp32(u, out);
         return;
     }
@@ -306,22 +344,18 @@ template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[
                 return;
             }
         }
-        double w[16];
-#pragma unroll
-        for (int i = 0; i < 16; i++)
-            w[i] = __dmul_rn((double)u[i], 0.25 * (double)rht_sign(i));
-#pragma unroll
-        for (int h = 1; h < 16; h <<= 1)
+        if (FPSIM_GPU_RHT_FP64_OOL) {
+            v7_elems in;
 #pragma unroll
             for (int i = 0; i < 16; i++)
-                if ((i & h) == 0) {
-                    const double p = w[i], q = w[i + h];
-                    w[i] = __dadd_rn(p, q);
-                    w[i + h] = __dsub_rn(p, q);
-                }
+                in.v[i] = u[i];
+            const v7_elems r64 = rht16_fp64_ool(in);
 #pragma unroll
-        for (int i = 0; i < 16; i++)
-            out[i] = bf16_of_double(__dadd_rn(w[i], 0.0));
+            for (int i = 0; i < 16; i++)
+                out[i] = r64.v[i];
+        } else {
+            rht16_fp64(u, out);
+        }
         return;
     }
     v7_elems all;

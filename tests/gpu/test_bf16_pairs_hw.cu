@@ -17,6 +17,7 @@
 
 #include "elem_bf16_pairs.cuh"
 #include "fpsim_formats.h"
+#include "gpu_test.cuh"
 #include "test_util.h"
 
 enum { K_MIN = -124, K_COUNT = 245, PAIRS = 0x10000 };
@@ -108,11 +109,7 @@ template <int F> static int check_form(uint32_t *dout, uint32_t *host)
 
 int main(void)
 {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-        printf("no CUDA device: skipped\n");
-        return TEST_SKIP;
-    }
+    if (!gpu_test_have_device("skipped")) return TEST_SKIP;
     static const uint32_t consts[] = {0x42804280u, 0x42824282u, 0x42844284u,
                                       0x41804180u, 0x41884188u, 0x41904190u};
     const int nconst = (int)(sizeof consts / sizeof consts[0]);

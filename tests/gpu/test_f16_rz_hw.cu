@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "elem_fixed.cuh"
+#include "gpu_test.cuh"
 #include "test_util.h"
 
 #define F16_RZ_END 0x3F000000u /* 2^-1: the first input past the kernels' range */
@@ -55,24 +56,9 @@ __global__ void f16_rz_sweep(unsigned long long *bad)
 
 int main(void)
 {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-        printf("no CUDA device: skipped\n");
-        return TEST_SKIP;
-    }
-    unsigned long long *d_bad = NULL, bad[2] = {0ull, ~0ull};
-    if (cudaMalloc(&d_bad, sizeof bad) != cudaSuccess ||
-        cudaMemcpy(d_bad, bad, sizeof bad, cudaMemcpyHostToDevice) != cudaSuccess) {
-        printf("FAIL: device memory\n");
-        return 1;
-    }
-    f16_rz_sweep<<<1024, 256>>>(d_bad);
-    const cudaError_t err = cudaMemcpy(bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost);
-    cudaFree(d_bad);
-    if (err != cudaSuccess) {
-        printf("FAIL: %s\n", cudaGetErrorString(err));
-        return 1;
-    }
+    if (!gpu_test_have_device("skipped")) return TEST_SKIP;
+    unsigned long long bad[2] = {0ull, ~0ull};
+    if (gpu_test_counters(bad, 2, [](unsigned long long *d) { f16_rz_sweep<<<1024, 256>>>(d); })) return 1;
     printf("cvt.rz.f16x2.f32 against fpsim_f16_rz_bits: %u magnitudes x 2 signs x 2 halves, %llu mismatches",
            F16_RZ_END,
            bad[0]);

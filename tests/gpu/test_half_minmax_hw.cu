@@ -15,6 +15,7 @@
 
 #include "elem_fixed.cuh"
 #include "gpu_internal.cuh"
+#include "gpu_test.cuh"
 #include "test_util.h"
 
 /* One lane's model of the capped float16 magnitude, h not NaN. */
@@ -64,24 +65,9 @@ __global__ void half_minmax_sweep(unsigned long long *bad)
 
 int main(void)
 {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-        printf("no CUDA device: skipped\n");
-        return TEST_SKIP;
-    }
-    unsigned long long *d_bad = NULL, bad[4] = {0ull, 0ull, ~0ull, ~0ull};
-    if (cudaMalloc(&d_bad, sizeof bad) != cudaSuccess ||
-        cudaMemcpy(d_bad, bad, sizeof bad, cudaMemcpyHostToDevice) != cudaSuccess) {
-        printf("FAIL: device memory\n");
-        return 1;
-    }
-    half_minmax_sweep<<<2048, 256>>>(d_bad);
-    const cudaError_t err = cudaMemcpy(bad, d_bad, sizeof bad, cudaMemcpyDeviceToHost);
-    cudaFree(d_bad);
-    if (err != cudaSuccess) {
-        printf("FAIL: %s\n", cudaGetErrorString(err));
-        return 1;
-    }
+    if (!gpu_test_have_device("skipped")) return TEST_SKIP;
+    unsigned long long bad[4] = {0ull, 0ull, ~0ull, ~0ull};
+    if (gpu_test_counters(bad, 4, [](unsigned long long *d) { half_minmax_sweep<<<2048, 256>>>(d); })) return 1;
     printf("min.xorsign.abs.f16x2 against its model: every non-NaN word, %llu mismatches", bad[0]);
     if (bad[0]) printf(" (first: 0x%08llx)", bad[2] - 1ull);
     printf("\nmax.NaN.xorsign.abs.bf16x2 against its model: 2^32 word pairs x 2 orders, %llu mismatches",

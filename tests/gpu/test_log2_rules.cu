@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "block_rules.cuh"
+#include "gpu_test.cuh"
 
 #define CHUNK (1u << 27)
 
@@ -62,11 +63,7 @@ static int same_value(float a, float b)
 
 int main(void)
 {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-        printf("no CUDA device: skipped\n");
-        return 77;
-    }
+    if (!gpu_test_have_device("skipped")) return 77;
     int fails = 0;
 
     /* specials: the value itself (NaN for NaN and negatives, -Inf for zeros, Inf for Inf) */

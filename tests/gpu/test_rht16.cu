@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "fpsim_block.h"
+#include "gpu_test.cuh"
 #include "rht16.cuh"
 #include "test_util.h"
 
@@ -267,11 +268,7 @@ __global__ void bounded_on_device(const float *x, uint32_t *out, int *certain, i
 
 static int device_part(void)
 {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-        printf("no CUDA device: device part skipped\n");
-        return 0;
-    }
+    if (!gpu_test_have_device("device part skipped")) return 0;
     const int n = (int)(bounded_inputs.size() / 16);
     float *x = nullptr;
     uint32_t *out = nullptr;

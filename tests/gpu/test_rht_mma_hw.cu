@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "rht16_mma.h"
+#include "gpu_test.cuh"
 #include "test_util.h"
 
 /* B[k][n] of the RHT matrix, 0.25 s_k (-1)^popcount(k & n), as BF16 bits: written from the
@@ -130,11 +131,7 @@ static void fill(uint16_t v[16], int kind)
 
 int main(void)
 {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-        printf("no CUDA device: skipped\n");
-        return TEST_SKIP;
-    }
+    if (!gpu_test_have_device("skipped")) return TEST_SKIP;
     const int nvec = KINDS * PER_KIND;
     uint16_t *xv = (uint16_t *)malloc((size_t)nvec * 16 * 2);
     float *out = (float *)malloc((size_t)nvec * 16 * 4);

@@ -276,6 +276,11 @@ __device__ __forceinline__ float bf16_of_double(double d)
 #ifndef FPSIM_GPU_RHT_PLAIN
 #define FPSIM_GPU_RHT_PLAIN 1
 #endif
+/* Whether the exact RHT kernels take a column's max |y| from the outputs' BF16 pairs by HMNMX2, as
+ * the rhtsum=mma kernels do (1: 8 instructions for 16 outputs), or from the 16 floats (0: 32). */
+#ifndef FPSIM_GPU_RHT_PAIR_AMAX
+#define FPSIM_GPU_RHT_PAIR_AMAX 0
+#endif
 /* Whether the FWHT in FP64 is inlined (0) or out of line (1: with the bounds it runs in about 1%
  * of the warps, and out of line its code and registers stay out of the column loop). */
 #ifndef FPSIM_GPU_RHT_FP64_OOL
@@ -322,25 +327,22 @@ __device__ __noinline__ v7_elems rht16_fp64_ool(v7_elems in)
  *    but about 1 column in 3000 of the benchmark's fill); the other columns, and all of them
  *    without FPSIM_GPU_RHT_BOUNDS, take the FWHT in FP64, exact there;
  *  - otherwise (NaN, Inf, wider spans) the in-order double routine rht16_bf16, out of line. */
-template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[16], float (&out)[16])
+template <int BF16>
+__device__ __forceinline__ void rht16_full(const float (&u)[16], float (&out)[16], uint32_t (&pw)[8])
 {
     const rht16_range r = rht16_range_of<BF16>(u);
     const int fp32_ok = r.ok && r.span <= 12u;
     if (FPSIM_GPU_RHT_PLAIN && (FPSIM_GPU_RHT_EXACT_WARP_VOTE ? __all_sync(__activemask(), fp32_ok) : fp32_ok)) {
-        rht16_fp32(u, out);
+        rht16_fp32_packed(u, pw);
+        rht_unpack_bf16x2(pw, out);
         return;
     }
     if (r.in_range && r.span <= (r.bf16 ? 41u : 25u)) {
         if (FPSIM_GPU_RHT_BOUNDS) {
-            uint32_t pw[8];
             const int certain = rht16_fp32_bounded(u, pw);
             /* the vote as above: where any lane's bounds leave a rounding open, all take FP64 */
             if (FPSIM_GPU_RHT_EXACT_WARP_VOTE ? __all_sync(__activemask(), certain) : certain) {
-#pragma unroll
-                for (int k = 0; k < 8; k++) {
-                    out[2 * k] = __uint_as_float(pw[k] << 16);
-                    out[2 * k + 1] = __uint_as_float(pw[k] & 0xFFFF0000u);
-                }
+                rht_unpack_bf16x2(pw, out);
                 return;
             }
         }
@@ -356,16 +358,29 @@ template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[
         } else {
             rht16_fp64(u, out);
         }
-        return;
+    } else {
+        v7_elems all;
+#pragma unroll
+        for (int i = 0; i < 16; i++)
+            all.v[i] = u[i];
+        all = rht16_double_ool(all);
+#pragma unroll
+        for (int i = 0; i < 16; i++)
+            out[i] = all.v[i];
     }
-    v7_elems all;
+    /* the pairs of the slower forms' outputs: exact for BF16 values; a NaN may lose payload bits
+     * below the top 16 (even turn into Inf), but either reads at or above Inf, where the tile's
+     * code takes the exact path and its amax from out */
 #pragma unroll
-    for (int i = 0; i < 16; i++)
-        all.v[i] = u[i];
-    all = rht16_double_ool(all);
-#pragma unroll
-    for (int i = 0; i < 16; i++)
-        out[i] = all.v[i];
+    for (int k = 0; k < 8; k++)
+        pw[k] = __byte_perm(__float_as_uint(out[2 * k]), __float_as_uint(out[2 * k + 1]), 0x7632u);
+}
+
+/* The same without the pairs. */
+template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[16], float (&out)[16])
+{
+    uint32_t pw[8];
+    rht16_full<BF16>(u, out, pw);
 }
 
 /* DUAL: the rowwise copy too, from the same staged tile (see rows_from_stage below). */
@@ -628,7 +643,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                 v7_elems e;
                 float(&v)[16] = e.v;
                 v7_bf16_elems eb;
-                uint32_t pw[8]; /* rhtsum=mma: the column's 16 outputs, BF16 pairs */
+                uint32_t pw[8]; /* rhtsum=mma and the exact RHT: the column's 16 outputs, BF16 pairs */
                 if constexpr (PAIRS) {
 #pragma unroll
                     for (int i = 0; i < 16; i++)
@@ -658,7 +673,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                 }
                 if constexpr (RHT == COLS_V8_RHT_EXACT) {
                     float t[16];
-                    rht16_full<BF16>(v, t);
+                    rht16_full<BF16>(v, t, pw);
 #pragma unroll
                     for (int i = 0; i < 16; i++)
                         v[i] = t[i];
@@ -680,7 +695,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                 uint32_t raw = 0;
                 if constexpr (PAIR_MAX) {
                     raw = jodd ? (pair_max & 0xFFFF0000u) : (pair_max << 16);
-                } else if constexpr (MMA && FPSIM_GPU_HMAX_AMAX >= 1) {
+                } else if constexpr ((MMA || (RHT == COLS_V8_RHT_EXACT && FPSIM_GPU_RHT_PAIR_AMAX)) &&
+                                     FPSIM_GPU_HMAX_AMAX >= 1) {
                     /* 7 HMNMX2 and a mask (run 175), NaN read as 0x7FFF: such a tile takes the
                      * exact path, which recomputes its amax from v under the NaN policy */
                     raw = amax_of_bf16x2(bf16x2_max_abs_tree<8>(pw));

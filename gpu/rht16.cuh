@@ -139,6 +139,12 @@ __host__ __device__ __forceinline__ void rht_bf16_pair(float a, float b, float &
     rb = rht_float(hb & 0xFFFF0000u);
 }
 
+/* Whether rht16_range_of takes its extremes two elements at a time by three-input max and min (1)
+ * or one at a time (0); the same values either way. */
+#ifndef FPSIM_GPU_RHT_RANGE3
+#define FPSIM_GPU_RHT_RANGE3 0
+#endif
+
 /* What the exact forms need to know about u[16]: span = emax - emin, the largest minus the
  * smallest exponent field of the nonzero inputs (0 when all are zero); in_range: every input
  * finite, with field 3..250 when nonzero; bf16: every input a BF16 value; ok = in_range && bf16. */
@@ -152,12 +158,23 @@ template <int BF16> __host__ __device__ __forceinline__ rht16_range rht16_range_
     /* the largest and the smallest nonzero |u| bits (zero wraps to the top in bits - 1), and for
      * FP32 inputs whether any is not a BF16 value: 2-4 integer instructions per element */
     uint32_t hi = 0, lo_m1 = 0xFFFFFFFFu, wide = 0;
+    if (FPSIM_GPU_RHT_RANGE3) {
+        /* two elements a step through the three-input maximum and minimum (sm_90's VIMNMX3) */
 FPSIM_RHT_UNROLL
-    for (int i = 0; i < 16; i++) {
-        const uint32_t b = rht_bits(u[i]) & 0x7FFFFFFFu;
-        hi = hi > b ? hi : b;
-        lo_m1 = lo_m1 < b - 1u ? lo_m1 : b - 1u;
-        if (!BF16) wide |= b & 0xFFFFu;
+        for (int i = 0; i < 16; i += 2) {
+            const uint32_t b0 = rht_bits(u[i]) & 0x7FFFFFFFu, b1 = rht_bits(u[i + 1]) & 0x7FFFFFFFu;
+            hi = __vimax3_u32(hi, b0, b1);
+            lo_m1 = __vimin3_u32(lo_m1, b0 - 1u, b1 - 1u);
+            if (!BF16) wide |= (b0 | b1) & 0xFFFFu;
+        }
+    } else {
+FPSIM_RHT_UNROLL
+        for (int i = 0; i < 16; i++) {
+            const uint32_t b = rht_bits(u[i]) & 0x7FFFFFFFu;
+            hi = hi > b ? hi : b;
+            lo_m1 = lo_m1 < b - 1u ? lo_m1 : b - 1u;
+            if (!BF16) wide |= b & 0xFFFFu;
+        }
     }
     const uint32_t any = lo_m1 != 0xFFFFFFFFu; /* a nonzero input */
     const uint32_t emax = hi >> 23, emin = any ? (lo_m1 + 1u) >> 23 : 255u;
@@ -184,8 +201,9 @@ FPSIM_RHT_UNROLL
             }
 }
 
-/* The RHT of u[16] into out[16] in FP32; only for r.ok and r.span <= 12 (r = rht16_range_of(u)). */
-__host__ __device__ __forceinline__ void rht16_fp32(const float (&u)[16], float (&out)[16])
+/* The RHT of u[16] in FP32 into pw[8], BF16 pairs packed as rht_bf16x2 gives them (outputs 2k and
+ * 2k + 1 in pw[k]); only for r.ok and r.span <= 12 (r = rht16_range_of(u)). */
+__host__ __device__ __forceinline__ void rht16_fp32_packed(const float (&u)[16], uint32_t (&pw)[8])
 {
     float w[16];
 FPSIM_RHT_UNROLL
@@ -194,8 +212,26 @@ FPSIM_RHT_UNROLL
     rht16_fwht(w);
     /* + 0: a zero sum is +0, as the reference's in-order sums from +0 */
 FPSIM_RHT_UNROLL
-    for (int i = 0; i < 16; i += 2)
-        rht_bf16_pair(rht_add(w[i], 0.0f), rht_add(w[i + 1], 0.0f), out[i], out[i + 1]);
+    for (int k = 0; k < 8; k++)
+        pw[k] = rht_bf16x2(rht_add(w[2 * k], 0.0f), rht_add(w[2 * k + 1], 0.0f));
+}
+
+/* BF16 pairs packed as above, as 16 floats (the BF16 bits in the top half). */
+__host__ __device__ __forceinline__ void rht_unpack_bf16x2(const uint32_t (&pw)[8], float (&out)[16])
+{
+FPSIM_RHT_UNROLL
+    for (int k = 0; k < 8; k++) {
+        out[2 * k] = rht_float(pw[k] << 16);
+        out[2 * k + 1] = rht_float(pw[k] & 0xFFFF0000u);
+    }
+}
+
+/* The RHT of u[16] into out[16] in FP32; only for r.ok and r.span <= 12. */
+__host__ __device__ __forceinline__ void rht16_fp32(const float (&u)[16], float (&out)[16])
+{
+    uint32_t pw[8];
+    rht16_fp32_packed(u, pw);
+    rht_unpack_bf16x2(pw, out);
 }
 
 /* The interval FWHT of rht16_fp32_bounded: lo and hi start equal (the exact scaled terms), and each

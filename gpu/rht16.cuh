@@ -131,14 +131,6 @@ __host__ __device__ __forceinline__ uint32_t rht_bf16x2(float a, float b)
 #endif
 }
 
-/* The same, as floats (the BF16 bits in the top half). */
-__host__ __device__ __forceinline__ void rht_bf16_pair(float a, float b, float &ra, float &rb)
-{
-    const uint32_t hb = rht_bf16x2(a, b);
-    ra = rht_float(hb << 16);
-    rb = rht_float(hb & 0xFFFF0000u);
-}
-
 /* Whether rht16_range_of takes its extremes two elements at a time by three-input max and min (1)
  * or one at a time (0); the same values either way. */
 #ifndef FPSIM_GPU_RHT_RANGE3

@@ -74,6 +74,22 @@ static void check(const float (&u)[16], uint32_t span, counts &c)
     }
 }
 
+/* Random signs, mantissas and zeros with exponent fields in [emax - span, emax] (3..250), both
+ * ends present; fp32: the nonzero elements get random low 16 bits too (FP32, not BF16, values;
+ * the two ends stay BF16). */
+static void random_span_vector(float (&u)[16], uint32_t span, int fp32)
+{
+    const uint32_t emax = 3u + span + next32() % (248u - span);
+    for (int i = 0; i < 16; i++) {
+        const uint32_t k = next32();
+        const uint32_t field = emax - (span ? next32() % (span + 1u) : 0u);
+        u[i] = (k & 0xF00u) == 0 ? 0.0f : bf16_value(k >> 31, field, k);
+        if (fp32 && u[i] != 0.0f) u[i] = rht_float(rht_bits(u[i]) | (next32() & 0xFFFFu));
+    }
+    u[next32() % 16] = bf16_value(next32() >> 31, emax, next32());
+    u[next32() % 16] = bf16_value(next32() >> 31, emax - span, next32());
+}
+
 /* Two terms 8 binades apart, so that every output is a BF16 midpoint (half of u[a]'s quantum
  * times 4; ties to even), and `more` further terms 9 .. 8 + down binades below u[a] that move the
  * outputs off the midpoints (fewer where they land on a or b). */
@@ -191,15 +207,7 @@ static int bounded_part(void)
     for (int fp32 = 0; fp32 <= 1; fp32++)
         for (int span = 0; span <= (fp32 ? 25 : 41); span++)
             for (int n = 0; n < 20000; n++) {
-                const uint32_t emax = 3u + (uint32_t)span + next32() % (248u - (uint32_t)span);
-                for (int i = 0; i < 16; i++) {
-                    const uint32_t k = next32();
-                    const uint32_t field = emax - (span ? next32() % (uint32_t)(span + 1) : 0u);
-                    u[i] = (k & 0xF00u) == 0 ? 0.0f : bf16_value(k >> 31, field, k);
-                    if (fp32 && u[i] != 0.0f) u[i] = rht_float(rht_bits(u[i]) | (next32() & 0xFFFFu));
-                }
-                u[next32() % 16] = bf16_value(next32() >> 31, emax, next32());
-                u[next32() % 16] = bf16_value(next32() >> 31, emax - (uint32_t)span, next32());
+                random_span_vector(u, (uint32_t)span, fp32);
                 check_bounded(u, c);
             }
     const unsigned long long random_certified = c.certified, random_vectors = c.vectors;
@@ -319,14 +327,7 @@ int main(void)
     /* random vectors of every span */
     for (int span = 0; span <= 12; span++)
         for (int n = 0; n < 100000; n++) {
-            const uint32_t emax = 3u + (uint32_t)span + next32() % (248u - (uint32_t)span);
-            for (int i = 0; i < 16; i++) {
-                const uint32_t k = next32();
-                const uint32_t field = emax - (span ? next32() % (uint32_t)(span + 1) : 0u);
-                u[i] = (k & 0xF00u) == 0 ? 0.0f : bf16_value(k >> 31, field, k);
-            }
-            u[next32() % 16] = bf16_value(next32() >> 31, emax, next32());
-            u[next32() % 16] = bf16_value(next32() >> 31, emax - (uint32_t)span, next32());
+            random_span_vector(u, (uint32_t)span, 0);
             check(u, span_of(u), c);
         }
     /* ties, kept or moved by smaller terms */

@@ -277,9 +277,11 @@ __device__ __forceinline__ float bf16_of_double(double d)
 #define FPSIM_GPU_RHT_PLAIN 1
 #endif
 /* Whether the exact RHT kernels take a column's max |y| from the outputs' BF16 pairs by HMNMX2, as
- * the rhtsum=mma kernels do (1: 8 instructions for 16 outputs), or from the 16 floats (0: 32). */
+ * the rhtsum=mma kernels do (1, the default: 8 instructions for 16 outputs), or from the 16 floats
+ * (0: 32). Run 184 (H100), with FPSIM_GPU_RHT_RANGE3: RHT cols 1500 -> 1534 GB/s, SR+RHT 1429 ->
+ * 1478. */
 #ifndef FPSIM_GPU_RHT_PAIR_AMAX
-#define FPSIM_GPU_RHT_PAIR_AMAX 0
+#define FPSIM_GPU_RHT_PAIR_AMAX 1
 #endif
 /* Whether the FWHT in FP64 is inlined (0) or out of line (1: with the bounds it runs in about 1%
  * of the warps, and out of line its code and registers stay out of the column loop). */

@@ -272,7 +272,7 @@ __device__ __forceinline__ float bf16_of_double(double d)
 #define FPSIM_GPU_RHT_BOUNDS 1
 #endif
 /* Whether the plain FP32 form (spans up to 12) is tried before the bounds (1) or not (0: the
- * bounds certify those columns too, at twice the adds). */
+ * bounds certify those columns too, at twice the adds; not yet timed). */
 #ifndef FPSIM_GPU_RHT_PLAIN
 #define FPSIM_GPU_RHT_PLAIN 1
 #endif
@@ -284,7 +284,8 @@ __device__ __forceinline__ float bf16_of_double(double d)
 #define FPSIM_GPU_RHT_PAIR_AMAX 1
 #endif
 /* Whether the FWHT in FP64 is inlined (0) or out of line (1: with the bounds it runs in about 1%
- * of the warps, and out of line its code and registers stay out of the column loop). */
+ * of the warps, and out of line its code and registers stay out of the column loop). Run 183:
+ * with FPSIM_GPU_COLS_V8_JU_EXACT_RNE=4 (probe OOL4), within the spread of the default. */
 #ifndef FPSIM_GPU_RHT_FP64_OOL
 #define FPSIM_GPU_RHT_FP64_OOL 0
 #endif

@@ -125,11 +125,12 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
 #ifndef FPSIM_GPU_COLS_V8_SR_JU_MMA
 #define FPSIM_GPU_COLS_V8_SR_JU_MMA 4
 #endif
-/* The exact-RHT nearest-even kernel: one column an iteration. With 4 ptxas reports 12 bytes of
- * spills instead of 52 (probe J4, 2026-12-04); not yet timed or verified on the H200 (no device
- * was lent for it), so the default stays 1. */
+/* The exact-RHT nearest-even kernel: two columns an iteration, one bf16 word's, so that each
+ * iteration reads its 16 words once (one column: 52 bytes of spills, two: 12). Run 185 (H100,
+ * probe JU2 against 1): RHT cols 1550 -> 1643-1646 GB/s on the default fill, 1784 -> 1919 at
+ * --spread 0; verify 1030 checks, 0 mismatches. */
 #ifndef FPSIM_GPU_COLS_V8_JU_EXACT_RNE
-#define FPSIM_GPU_COLS_V8_JU_EXACT_RNE 1
+#define FPSIM_GPU_COLS_V8_JU_EXACT_RNE 2
 #endif
 #ifndef FPSIM_GPU_COLS_V8_SR_JU_EXACT /* the exact-RHT SR kernel */
 #define FPSIM_GPU_COLS_V8_SR_JU_EXACT 4
@@ -577,7 +578,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
          * (run 60). */
         constexpr int ROLLED = SR || RHT == COLS_V8_RHT_EXACT;
         /* columns unrolled together: NC, or SR_JU for SR (FPSIM_GPU_COLS_V8_SR_JU*), and
-         * FPSIM_GPU_COLS_V8_JU_EXACT_RNE (1) for the exact RHT without SR. With JU = NC the outer loop runs once; the same arithmetic as one
+         * FPSIM_GPU_COLS_V8_JU_EXACT_RNE (2) for the exact RHT without SR. With JU = NC the outer loop runs once; the same arithmetic as one
          * loop over j, but this form measured NVFP4 cols 1.5 points faster (run 108: 78.7 against
          * 76.8-77.4%; its registers differ). Two, a bf16 word's pair of columns, measured MXFP4
          * cols 3 points slower (run 108, build B). */

@@ -103,8 +103,8 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
 }
 
 /* Columns of a lane's NC that the SR kernels code per iteration of their column loop: all four
- * (unrolled) for NVFP4 SR cols, SR with the exact RHT and (since run 178) SR under rhtsum=mma, two
- * (one bf16 word's) for the dual kernel. Runs 168 and 172 on 16384 x 16384 bf16, % of copy (1 =
+ * (unrolled) for NVFP4 SR cols and (since run 178) SR under rhtsum=mma, two (one bf16 word's) for
+ * the dual kernel and (since run 186, below) SR with the exact RHT. Runs 168 and 172 on 16384 x 16384 bf16, % of copy (1 =
  * the rolled loop of runs 36-167):
  *   columns per iteration         1            2            4
  *   NVFP4 SR cols                 60.3-61.2    66.4-67.5    68.6-69.6
@@ -132,8 +132,11 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
 #ifndef FPSIM_GPU_COLS_V8_JU_EXACT_RNE
 #define FPSIM_GPU_COLS_V8_JU_EXACT_RNE 2
 #endif
-#ifndef FPSIM_GPU_COLS_V8_SR_JU_EXACT /* the exact-RHT SR kernel */
-#define FPSIM_GPU_COLS_V8_SR_JU_EXACT 4
+/* The exact-RHT SR kernel: two columns an iteration since run 186 (H100, probe SJ2 against 4, run
+ * 172's choice before the bounds): SR+RHT cols 1473-1493 -> 1522-1541 GB/s on the default fill,
+ * 1651 -> 1778 at --spread 0. */
+#ifndef FPSIM_GPU_COLS_V8_SR_JU_EXACT
+#define FPSIM_GPU_COLS_V8_SR_JU_EXACT 2
 #endif
 
 /* rhtsum=mma: a warp's rotated 128 x 16 tile, BF16, one 512-byte run per row group (row group rg,
@@ -332,9 +335,9 @@ __device__ __noinline__ v7_elems rht16_fp64_ool(v7_elems in)
  *    without FPSIM_GPU_RHT_BOUNDS, take the FWHT in FP64, exact there;
  *  - otherwise (NaN, Inf, wider spans) the in-order double routine rht16_bf16, out of line. */
 template <int BF16>
-__device__ __forceinline__ void rht16_full(const float (&u)[16], float (&out)[16], uint32_t (&pw)[8])
+__device__ __forceinline__ void rht16_full(const float (&u)[16], const rht16_range r, float (&out)[16],
+                                           uint32_t (&pw)[8])
 {
-    const rht16_range r = rht16_range_of<BF16>(u);
     const int fp32_ok = r.ok && r.span <= 12u;
     if (FPSIM_GPU_RHT_PLAIN && (FPSIM_GPU_RHT_EXACT_WARP_VOTE ? __all_sync(__activemask(), fp32_ok) : fp32_ok)) {
         rht16_fp32_packed(u, pw);
@@ -380,12 +383,20 @@ __device__ __forceinline__ void rht16_full(const float (&u)[16], float (&out)[16
         pw[k] = __byte_perm(__float_as_uint(out[2 * k]), __float_as_uint(out[2 * k + 1]), 0x7632u);
 }
 
-/* The same without the pairs. */
+/* The same with the range of u found here, and without the pairs. */
 template <int BF16> __device__ __forceinline__ void rht16_full(const float (&u)[16], float (&out)[16])
 {
     uint32_t pw[8];
-    rht16_full<BF16>(u, out, pw);
+    rht16_full<BF16>(u, rht16_range_of<BF16>(u), out, pw);
 }
+
+/* Whether the exact RHT kernels on bf16 inputs take both columns' ranges of a bf16 word from the
+ * loaded words on 16-bit lanes (1: rht16_range_of_pair, where the kernel codes both columns in one
+ * iteration) or each column's from its 16 floats (0). Run 186 (H100, probe RP against 0, two
+ * columns an iteration): RHT cols 1607-1635 -> 1673-1680 GB/s, SR+RHT 1473-1493 -> 1503-1507. */
+#ifndef FPSIM_GPU_RHT_RANGE_PAIRS
+#define FPSIM_GPU_RHT_RANGE_PAIRS 1
+#endif
 
 /* DUAL: the rowwise copy too, from the same staged tile (see rows_from_stage below). */
 template <int KIND, int F, int BF16, int TC, int SR>
@@ -591,7 +602,12 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                                    : (FPSIM_GPU_COLS_V8_JU_EXACT_RNE < NC ? FPSIM_GPU_COLS_V8_JU_EXACT_RNE : NC);
         static_assert(NC % JU == 0, "whole iterations of the column loop");
 #pragma unroll 1
-        for (int jo = 0; jo < NC; jo += JU)
+        for (int jo = 0; jo < NC; jo += JU) {
+            /* the exact RHT from bf16 with JU even: both columns' ranges from the words, at the
+             * even column (FPSIM_GPU_RHT_RANGE_PAIRS) */
+            constexpr int RANGE_PAIRS =
+                RHT == COLS_V8_RHT_EXACT && BF16 && JU % 2 == 0 && FPSIM_GPU_RHT_RANGE_PAIRS;
+            [[maybe_unused]] rht16_range word_range[2];
 #pragma unroll
             for (int jj = 0; jj < JU; jj++) {
                 const int j = jo + jj;
@@ -676,8 +692,9 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                                     : __uint_as_float(w[i]);
                 }
                 if constexpr (RHT == COLS_V8_RHT_EXACT) {
+                    if (RANGE_PAIRS && !jodd) rht16_range_of_pair(w, word_range);
                     float t[16];
-                    rht16_full<BF16>(v, t, pw);
+                    rht16_full<BF16>(v, RANGE_PAIRS ? word_range[jodd] : rht16_range_of<BF16>(v), t, pw);
 #pragma unroll
                     for (int i = 0; i < 16; i++)
                         v[i] = t[i];
@@ -760,6 +777,7 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                 else
                     a.cub8[swizzle128x4(srow, sc, a.cublas_cols)] = (uint8_t)ts.code;
             }
+        }
         if (PASS_STORES && !a.amax_only) {
             if (a.counters) {
                 if (sat_sum) atomicAdd(&a.counters[0], (unsigned long long)sat_sum);

@@ -23,7 +23,12 @@
  *
  * Part 3, with a CUDA device only (else "no CUDA device: device part skipped"): every vector of
  * part 2 through rht16_fp32_bounded on the GPU, where add.rm / add.rp and cvt.rn.bf16x2 do the
- * work: its certificate and its certified outputs must equal the host's, bit for bit. */
+ * work: its certificate and its certified outputs must equal the host's, bit for bit.
+ *
+ * Part 4, rht16_range_of_pair (both columns of a bf16 word's 16 rows on 16-bit lanes) against
+ * span_of and the range rule written out element by element, and against rht16_range_of on each
+ * column's floats: zeros of both signs, subnormals, fields 1-2 and 251-254, Inf and NaN mixed into
+ * random spans. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -320,6 +325,73 @@ static int device_part(void)
     return mismatches != 0;
 }
 
+/* Part 4: a random BF16 pattern, mostly normal within `span` binades below field top, sometimes
+ * a zero, a subnormal, a field just outside 3..250, Inf or NaN. */
+static uint32_t range_test_bf16(uint32_t top, uint32_t span, int specials)
+{
+    const uint32_t k = next32(), sign = (k >> 31) << 15, mant = k & 0x7Fu;
+    switch (specials || (k >> 7) % 16u == 0 ? (k >> 7) % 16u : 5u) {
+    case 0: return sign; /* +-0 */
+    case 1: return sign | (mant ? mant : 1u); /* subnormal */
+    case 2: return sign | ((1u + (k >> 12) % 2u) << 7) | mant; /* field 1 or 2 */
+    case 3: return sign | ((251u + (k >> 12) % 4u) << 7) | mant; /* field 251..254 */
+    case 4: return (k >> 12) % 4u ? sign | 0x7F80u : sign | 0x7F80u | (mant ? mant : 1u); /* Inf, NaN */
+    default: return sign | ((top - (k >> 12) % (span + 1u)) << 7) | mant;
+    }
+}
+
+/* The range rule of rht16_range_of written out for one column: every element finite with field
+ * <= 250, the nonzero ones with field >= 3. */
+static int range_rule_in_range(const float (&u)[16])
+{
+    for (int i = 0; i < 16; i++) {
+        const uint32_t b = rht_bits(u[i]) & 0x7FFFFFFFu, f = b >> 23;
+        if (f > 250u || (b != 0u && f < 3u)) return 0;
+    }
+    return 1;
+}
+
+static int range_pairs_part(void)
+{
+    unsigned long long vectors = 0, mismatches = 0, out_of_range = 0;
+    for (int n = 0; n < 500000; n++) {
+        /* special elements (each about 1 in 16) in an eighth of the vectors; zeros in all */
+        const uint32_t top = 3u + next32() % 248u, span = next32() % 48u;
+        const int specials = (n % 8) == 0;
+        uint32_t w[16];
+        float col[2][16];
+        for (int i = 0; i < 16; i++) {
+            uint32_t h[2];
+            for (int c = 0; c < 2; c++) {
+                h[c] = range_test_bf16(top, span < top - 3u ? span : top - 3u, specials);
+                col[c][i] = rht_float(h[c] << 16);
+            }
+            w[i] = h[0] | (h[1] << 16);
+        }
+        rht16_range got[2];
+        rht16_range_of_pair(w, got);
+        for (int c = 0; c < 2; c++) {
+            const rht16_range ref = rht16_range_of<1>(col[c]);
+            const int in_range = range_rule_in_range(col[c]);
+            vectors++;
+            out_of_range += !in_range;
+            /* the span matters only where the column is in range */
+            const int bad = got[c].in_range != in_range || got[c].ok != in_range || !got[c].bf16 ||
+                            (in_range && got[c].span != span_of(col[c])) || got[c].in_range != ref.in_range ||
+                            got[c].ok != ref.ok || got[c].span != ref.span;
+            if (bad && mismatches++ < 5)
+                printf("range pair mismatch: column %d, in_range %d (rule %d), span %u (span_of %u, float form %u)\n", c,
+                       got[c].in_range, in_range, got[c].span, span_of(col[c]), ref.span);
+        }
+    }
+    printf("range pairs: %llu columns (%llu out of range), %llu mismatches\n", vectors, out_of_range, mismatches);
+    if (out_of_range < vectors / 20 || out_of_range > vectors / 4) {
+        printf("FAIL: the range pairs' inputs did not mix in- and out-of-range columns as meant\n");
+        return 1;
+    }
+    return mismatches != 0;
+}
+
 int main(void)
 {
     counts c = {0, 0, 0};
@@ -357,5 +429,6 @@ int main(void)
     }
     const int bounded_fail = bounded_part();
     const int device_fail = device_part();
-    return c.mismatches || bounded_fail || device_fail ? 1 : 0;
+    const int range_pairs_fail = range_pairs_part();
+    return c.mismatches || bounded_fail || device_fail || range_pairs_fail ? 1 : 0;
 }

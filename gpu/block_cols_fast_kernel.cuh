@@ -346,7 +346,7 @@ __device__ __forceinline__ void rht16_full(const float (&u)[16], const rht16_ran
     }
     if (r.in_range && r.span <= (r.bf16 ? 41u : 25u)) {
         if (FPSIM_GPU_RHT_BOUNDS) {
-            const int certain = rht16_fp32_bounded(u, pw);
+            const int certain = rht16_fp32_bounded(u, pw, r.bf16);
             /* the vote as above: where any lane's bounds leave a rounding open, all take FP64 */
             if (FPSIM_GPU_RHT_EXACT_WARP_VOTE ? __all_sync(__activemask(), certain) : certain) {
                 rht_unpack_bf16x2(pw, out);

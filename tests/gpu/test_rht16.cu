@@ -163,7 +163,7 @@ static void check_bounded(const float (&u)[16], bounded_counts &c)
     uint32_t got[8];
     fpsim_rht16(ref, u);
     c.vectors++;
-    const int certain = rht16_fp32_bounded(u, got);
+    const int certain = rht16_fp32_bounded(u, got, r.bf16);
     if (!certain) {
         /* the adds are exact for spans up to 12: the bounds meet, so the form must certify */
         if (r.bf16 && r.span <= 12u) c.narrow_refused++;
@@ -275,7 +275,7 @@ __global__ void bounded_on_device(const float *x, uint32_t *out, int *certain, i
     float u[16];
     for (int i = 0; i < 16; i++) u[i] = x[(size_t)t * 16 + i];
     uint32_t w[8];
-    certain[t] = rht16_fp32_bounded(u, w);
+    certain[t] = rht16_fp32_bounded(u, w, rht16_range_of<0>(u).bf16);
     for (int k = 0; k < 8; k++) out[(size_t)t * 8 + k] = w[k];
 }
 
@@ -311,7 +311,7 @@ static int device_part(void)
         float u[16];
         memcpy(u, &bounded_inputs[(size_t)t * 16], sizeof u);
         uint32_t want[8];
-        const int host_certain = rht16_fp32_bounded(u, want);
+        const int host_certain = rht16_fp32_bounded(u, want, rht16_range_of<0>(u).bf16);
         device_certified += got_certain[(size_t)t] != 0;
         int bad = (got_certain[(size_t)t] != 0) != (host_certain != 0);
         for (int k = 0; k < 8 && host_certain && !bad; k++) bad = got[(size_t)t * 8 + k] != want[k];

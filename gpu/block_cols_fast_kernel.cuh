@@ -104,8 +104,8 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
 
 /* Columns of a lane's NC that the SR kernels code per iteration of their column loop: all four
  * (unrolled) for NVFP4 SR cols and (since run 178) SR under rhtsum=mma, two (one bf16 word's) for
- * the dual kernel and (since run 186, below) SR with the exact RHT. Runs 168 and 172 on 16384 x 16384 bf16, % of copy (1 =
- * the rolled loop of runs 36-167):
+ * the dual kernel and (since run 186, below) SR with the exact RHT. Runs 168 and 172 on 16384 x
+ * 16384 bf16, % of copy (1 = the rolled loop of runs 36-167):
  *   columns per iteration         1            2            4
  *   NVFP4 SR cols                 60.3-61.2    66.4-67.5    68.6-69.6
  *   NVFP4 SR both copies          40.9-41.5    43.2-43.4    42.3-42.4
@@ -589,10 +589,10 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
          * (run 60). */
         constexpr int ROLLED = SR || RHT == COLS_V8_RHT_EXACT;
         /* columns unrolled together: NC, or SR_JU for SR (FPSIM_GPU_COLS_V8_SR_JU*), and
-         * FPSIM_GPU_COLS_V8_JU_EXACT_RNE (2) for the exact RHT without SR. With JU = NC the outer loop runs once; the same arithmetic as one
-         * loop over j, but this form measured NVFP4 cols 1.5 points faster (run 108: 78.7 against
-         * 76.8-77.4%; its registers differ). Two, a bf16 word's pair of columns, measured MXFP4
-         * cols 3 points slower (run 108, build B). */
+         * FPSIM_GPU_COLS_V8_JU_EXACT_RNE (2) for the exact RHT without SR. With JU = NC the outer
+         * loop runs once; the same arithmetic as one loop over j, but this form measured NVFP4 cols
+         * 1.5 points faster (run 108: 78.7 against 76.8-77.4%; its registers differ). Two, a bf16
+         * word's pair of columns, measured MXFP4 cols 3 points slower (run 108, build B). */
         constexpr int SR_JU = RHT == COLS_V8_RHT_EXACT ? FPSIM_GPU_COLS_V8_SR_JU_EXACT
                               : MMA ? FPSIM_GPU_COLS_V8_SR_JU_MMA
                               : DUAL ? FPSIM_GPU_COLS_V8_SR_JU_DUAL

@@ -135,7 +135,7 @@ __host__ __device__ __forceinline__ uint32_t rht_bf16x2(float a, float b)
  * compare the bounds' BF16 roundings: 1 (the default) on the BF16 pairs, one add.rn.bf16x2 of +0
  * per pair (x + 0 = x for every finite BF16 value, subnormals included, and -0 + 0 = +0) and one
  * value comparison (+0 equals -0); 0: a float add of +0 before each rounding and a bitwise
- * comparison, four times the instructions. The value comparison is safe where the inputs are BF16
+ * comparison, twice the instructions. The value comparison is safe where the inputs are BF16
  * values and every nonzero one has field >= 3 (rht16_range_of's in_range): a nonzero sum is then
  * a multiple of 2^-133, the smallest BF16 subnormal, so it never rounds to a zero, and bounds
  * that both round to a zero, whatever their signs, hold only the exact sum 0. FP32 inputs of

@@ -191,6 +191,20 @@ struct rht16_range {
     int in_range, bf16, ok;
 };
 
+/* The range from the largest exponent field emax and, where any input is nonzero (any), the
+ * smallest nonzero one emin; bf16 as above. */
+__host__ __device__ __forceinline__ rht16_range rht16_range_of_fields(uint32_t emax, uint32_t emin, uint32_t any,
+                                                                      int bf16)
+{
+    if (!any) emin = 255u;
+    rht16_range r;
+    r.span = emax >= emin ? emax - emin : 0u;
+    r.in_range = emax <= 250u && !(any && emin < 3u);
+    r.bf16 = bf16;
+    r.ok = r.in_range && r.bf16;
+    return r;
+}
+
 template <int BF16> __host__ __device__ __forceinline__ rht16_range rht16_range_of(const float (&u)[16])
 {
     /* the largest and the smallest nonzero |u| bits (zero wraps to the top in bits - 1), and for
@@ -214,31 +228,8 @@ FPSIM_RHT_UNROLL
             if (!BF16) wide |= b & 0xFFFFu;
         }
     }
-    const uint32_t any = lo_m1 != 0xFFFFFFFFu; /* a nonzero input */
-    const uint32_t emax = hi >> 23, emin = any ? (lo_m1 + 1u) >> 23 : 255u;
-    rht16_range r;
-    r.span = emax >= emin ? emax - emin : 0u;
-    r.in_range = emax <= 250u && !(any && emin < 3u);
-    r.bf16 = !wide;
-    r.ok = r.in_range && r.bf16;
-    return r;
-}
-
-/* Unsigned 16-bit lanes of a 32-bit word: the largest (MAX = 1) or smallest of a, b and c, lane by
- * lane (sm_90's VIMNMX3.U16x2; on the host lane by lane). */
-template <int MAX> __host__ __device__ __forceinline__ uint32_t rht_u16x2_3(uint32_t a, uint32_t b, uint32_t c)
-{
-#if defined(__CUDA_ARCH__)
-    return MAX ? __vimax3_u16x2(a, b, c) : __vimin3_u16x2(a, b, c);
-#else
-    uint32_t r = 0;
-    for (int s = 0; s < 32; s += 16) {
-        const uint32_t x = (a >> s) & 0xFFFFu, y = (b >> s) & 0xFFFFu, z = (c >> s) & 0xFFFFu;
-        const uint32_t m = MAX ? (x > y ? x : y) : (x < y ? x : y);
-        r |= (MAX ? (m > z ? m : z) : (m < z ? m : z)) << s;
-    }
-    return r;
-#endif
+    /* lo_m1 stays at the top only where every input is zero */
+    return rht16_range_of_fields(hi >> 23, (lo_m1 + 1u) >> 23, lo_m1 != 0xFFFFFFFFu, !wide);
 }
 
 /* rht16_range_of<1> of both BF16 columns held by the words w[16] as kernel v8 loads them (row i's
@@ -253,18 +244,13 @@ __host__ __device__ __forceinline__ void rht16_range_of_pair(const uint32_t (&w)
 FPSIM_RHT_UNROLL
     for (int i = 0; i < 16; i += 2) {
         const uint32_t a = w[i] & 0x7FFF7FFFu, b = w[i + 1] & 0x7FFF7FFFu;
-        hi = rht_u16x2_3<1>(hi, a, b);
-        lo_m1 = rht_u16x2_3<0>(lo_m1, (a + 0x7FFF7FFFu) & 0x7FFF7FFFu, (b + 0x7FFF7FFFu) & 0x7FFF7FFFu);
+        hi = __vimax3_u16x2(hi, a, b); /* VIMNMX3.U16x2 on sm_90 */
+        lo_m1 = __vimin3_u16x2(lo_m1, (a + 0x7FFF7FFFu) & 0x7FFF7FFFu, (b + 0x7FFF7FFFu) & 0x7FFF7FFFu);
     }
 FPSIM_RHT_UNROLL
     for (int c = 0; c < 2; c++) {
         const uint32_t h = (hi >> (16 * c)) & 0xFFFFu, l = (lo_m1 >> (16 * c)) & 0xFFFFu;
-        const uint32_t any = l != 0x7FFFu; /* a nonzero input */
-        const uint32_t emax = h >> 7, emin = any ? (l + 1u) >> 7 : 255u;
-        r[c].span = emax >= emin ? emax - emin : 0u;
-        r[c].in_range = emax <= 250u && !(any && emin < 3u);
-        r[c].bf16 = 1;
-        r[c].ok = r[c].in_range;
+        r[c] = rht16_range_of_fields(h >> 7, (l + 1u) >> 7, l != 0x7FFFu, 1);
     }
 }
 

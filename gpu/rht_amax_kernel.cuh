@@ -98,7 +98,8 @@ constexpr uint32_t RHT_EXACT_AMAX_UNIT_COLS = 256u; /* a warp: 16 rows x 32 lane
 /* Whether this pass takes both columns' ranges of a bf16 word from the loaded words
  * (rht16_range_of_pair, 1, as the quantizer does under FPSIM_GPU_RHT_RANGE_PAIRS) or each
  * column's from its floats (0, the default); the same ranges either way (test_rht16 part 4). Not
- * yet run on a device (no machine was lent after run 188): probe A0 against 1 is the next call. */
+ * yet run on a device (no machine was lent after run 188): gpu/RESULTS.md after run 188 gives the
+ * next call (probe A1, this option at 1, against the default). */
 #ifndef FPSIM_GPU_RHT_AMAX_RANGE_PAIRS
 #define FPSIM_GPU_RHT_AMAX_RANGE_PAIRS 0
 #endif

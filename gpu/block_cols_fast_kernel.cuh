@@ -180,7 +180,7 @@ __device__ __forceinline__ uint32_t rht_mma_offset(uint32_t rg, uint32_t c, uint
  * Row group rg's outputs land in row group rg's own 16 rows, which only its ldmatrix has read, and
  * row group rg + 2 is 32 rows (8192 bytes) further. Both the stmatrix of rht_mma_warp and the
  * coding's 16-byte reads stay free of bank conflicts (checked over every warp, row group, column
- * and half by the script in gpu/RESULTS.md's run 189 entry). */
+ * and half by gpu/tools/check_mma_inplace.py). */
 __host__ __device__ constexpr uint32_t rht_mma_inplace(uint32_t off, uint32_t w)
 {
     return (off / 32u) * COLS_V8_ROW_BYTES + (((2u * w + (off / 16u) % 2u) ^ ((off / 32u) % 8u)) * 16u);

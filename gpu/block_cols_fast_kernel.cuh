@@ -143,25 +143,13 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
  * its 16 columns c, 32 bytes each: 16 outputs). */
 constexpr uint32_t COLS_V8_MMA_WARP_BYTES = 8u * 512u;
 
-/* Where the rhtsum=mma kernels keep a warp's rotated tile: in a tile of its own after the staging
- * buffers (0, 96 KB of shared memory a CTA, two CTAs an SM), or in place over the warp's own slots
- * of the staged tile (1: rht_mma_inplace; 64 KB a CTA, which lets three CTAs share an SM where
- * FPSIM_GPU_COLS_V8_MMA_MIN_BLOCKS = 3 holds their registers to 80). */
-#ifndef FPSIM_GPU_COLS_V8_MMA_INPLACE
-#define FPSIM_GPU_COLS_V8_MMA_INPLACE 0
-#endif
-/* CTAs per SM the rhtsum=mma kernels are compiled for (the other v8 kernels: MIN_BLOCKS). */
-#ifndef FPSIM_GPU_COLS_V8_MMA_MIN_BLOCKS
-#define FPSIM_GPU_COLS_V8_MMA_MIN_BLOCKS FPSIM_GPU_COLS_V8_MIN_BLOCKS
-#endif
-
 /* Dynamic shared memory of a kernel v8 CTA: its buffers, the same for every width (64 KB; a
  * narrow CTA, wx <= 2 for columns not a multiple of 64, fits fewer of itself per SM for it), and
  * under rhtsum=mma each warp's rotated tile after them. */
 inline size_t block_cols_fast_smem(uint32_t wx, int rht)
 {
     return (size_t)COLS_V8_STAGES * COLS_V8_STAGE_BYTES +
-           (rht == COLS_V8_RHT_MMA && !FPSIM_GPU_COLS_V8_MMA_INPLACE ? wx * COLS_V8_MMA_WARP_BYTES : 0u);
+           (rht == COLS_V8_RHT_MMA ? wx * COLS_V8_MMA_WARP_BYTES : 0u);
 }
 
 /* Byte offset, in a warp's rotated tile, of outputs 8 h .. 8 h + 7 (16 bytes) of column c (0-15) of
@@ -172,27 +160,6 @@ __device__ __forceinline__ uint32_t rht_mma_offset(uint32_t rg, uint32_t c, uint
 {
     const uint32_t line = rg * 4u + c / 4u;
     return line * 128u + (((2u * (c % 4u) + h) ^ (line % 8u)) * 16u);
-}
-
-/* FPSIM_GPU_COLS_V8_MMA_INPLACE: the byte offset, in a staging buffer, where warp w keeps the 16
- * bytes that rht_mma_offset places at off of its own tile: 16-byte unit v = off / 16 goes to
- * staged row v / 2, piece 2 w + v % 2 (the warp's own), under the staging's slot XOR (row % 8).
- * Row group rg's outputs land in row group rg's own 16 rows, which only its ldmatrix has read, and
- * row group rg + 2 is 32 rows (8192 bytes) further. Both the stmatrix of rht_mma_warp and the
- * coding's 16-byte reads stay free of bank conflicts (checked over every warp, row group, column
- * and half by gpu/tools/check_mma_inplace.py). */
-__host__ __device__ constexpr uint32_t rht_mma_inplace(uint32_t off, uint32_t w)
-{
-    return (off / 32u) * COLS_V8_ROW_BYTES + (((2u * w + (off / 16u) % 2u) ^ ((off / 32u) % 8u)) * 16u);
-}
-
-/* The coding's read address in place: lane (rg, cg) of warp w finds outputs 8 h .. 8 h + 7 of
- * column 4 cg + j at rht_mma_inplace(rht_mma_offset(rg, 4 cg + j, h), w), which is this base (line
- * = 4 rg + cg) XOR 0x110 j XOR 16 h: the row is 4 line + (j ^ x1), the slot (2 w ^ 5 x0 ^ j ^ x1) ^
- * h, with x0 = line % 2 and x1 = (line / 2) % 4. */
-__host__ __device__ constexpr uint32_t rht_mma_inplace_read_base(uint32_t line, uint32_t w)
-{
-    return (line * 4u * COLS_V8_ROW_BYTES + (((2u * w) ^ (5u * (line & 1u))) * 16u)) ^ (((line / 2u) % 4u) * 0x110u);
 }
 
 /* TE's RHT matrix as the B operand of mma.m16n8k16 (k x n, "col"): B[k][n] = 0.25 s_k H16[k][8 h + n]
@@ -221,12 +188,9 @@ __device__ __forceinline__ void rht_mma_b(uint32_t lane, uint32_t (&b)[2][2])
  * a_addr: this lane's ldmatrix row address for row group 0 (row groups are 16 rows = 4096 bytes
  * apart); s_addr[p]: its stmatrix row address in the rotated tile for row group p = 0, 1 (row
  * group 2 k + p is k * 1024 bytes further: rht_mma_offset's XOR depends on rg % 2 only). */
-template <int INPLACE>
-__device__ __forceinline__ void rht_mma_warp(uint32_t a_addr, const uint32_t (&s_addr)[2], uint32_t s_shift,
+__device__ __forceinline__ void rht_mma_warp(uint32_t a_addr, const uint32_t (&s_addr)[2],
                                              const uint32_t (&b)[2][2])
 {
-    /* row group 2 k + p's stmatrix: k row-group pairs past row group p's address */
-    constexpr uint32_t pair_step = INPLACE ? 32u * COLS_V8_ROW_BYTES : 1024u;
     /* all eight A fragments first, so that no row group's ldmatrix waits behind the previous
      * one's stmatrix (both shared memory, never reordered); run 59 measured the same speed as
      * the one-row-group-at-a-time order, and the stage still holds a fifth of the stall samples */
@@ -257,29 +221,24 @@ __device__ __forceinline__ void rht_mma_warp(uint32_t a_addr, const uint32_t (&s
                 memcpy(&p[2 * h + r], &v, 4);
             }
         asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(
-                         s_addr[rg % 2u] + s_shift + (rg / 2u) * pair_step),
+                         s_addr[rg % 2u] + (rg / 2u) * 1024u),
                      "r"(p[0]), "r"(p[1]), "r"(p[2]), "r"(p[3])
                      : "memory");
     }
 }
 
-/* Column j's 16 outputs (BF16 pairs) from a lane's rows of the rotated tile: read_rotated_at from
- * the addresses of outputs 0-7 and 8-15; read_rotated in a tile of its own, cols = the lane's line,
- * x = its slot XOR (see rht_mma_offset). */
-__device__ __forceinline__ void read_rotated_at(uint32_t lo, uint32_t hi, uint32_t (&pw)[8])
+/* Column j's 16 outputs (BF16 pairs) from a lane's rows of the rotated tile: cols = the lane's
+ * line, x = its slot XOR (see rht_mma_offset). */
+__device__ __forceinline__ void read_rotated(uint32_t cols, uint32_t x, uint32_t j, uint32_t (&pw)[8])
 {
     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(pw[0]), "=r"(pw[1]), "=r"(pw[2]), "=r"(pw[3])
-                 : "r"(lo)
+                 : "r"(cols + (((2u * j) ^ x) * 16u))
                  : "memory");
     asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(pw[4]), "=r"(pw[5]), "=r"(pw[6]), "=r"(pw[7])
-                 : "r"(hi)
+                 : "r"(cols + (((2u * j + 1u) ^ x) * 16u))
                  : "memory");
-}
-__device__ __forceinline__ void read_rotated(uint32_t cols, uint32_t x, uint32_t j, uint32_t (&pw)[8])
-{
-    read_rotated_at(cols + (((2u * j) ^ x) * 16u), cols + (((2u * j + 1u) ^ x) * 16u), pw);
 }
 
 /* The double-precision RHT (rht16_bf16), out of line so its registers stay out of the kernel's. */
@@ -449,14 +408,13 @@ __device__ __forceinline__ void rows_from_stage(const qargs &a, const uint4 *sta
  * (16, 32, 128); SR: NVFP4 stochastic rounding; RHT: its Hadamard transform, COLS_V8_RHT_*; DUAL:
  * also the rowwise copy (a.rw) from the same tiles, so that the input is read once for both. */
 template <int KIND, int F, int BF16, int TC, int SR, int RHT, int DUAL = 0>
-__global__ void __launch_bounds__(256, RHT == COLS_V8_RHT_MMA ? FPSIM_GPU_COLS_V8_MMA_MIN_BLOCKS
-                                                              : FPSIM_GPU_COLS_V8_MIN_BLOCKS)
+__global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     block_cols_fast_kernel(const __grid_constant__ qargs a, uint32_t rows, uint32_t cols)
 {
     constexpr int LR = block_cols_fast_row_groups(TC), CG = 32 / LR, NC = BF16 ? 4 : 2, WCOLS = CG * NC,
                   WROWS = 16 * LR, TL = TC / 16;
     constexpr int FP4 = F == FPSIM_E2M1;
-    constexpr int MMA = RHT == COLS_V8_RHT_MMA, INPLACE = MMA && FPSIM_GPU_COLS_V8_MMA_INPLACE;
+    constexpr int MMA = RHT == COLS_V8_RHT_MMA;
     /* rare-tile code out of line (OOL_RARE_SCALE): NVFP4 without RHT, runs 132-133; the NaN tile's
      * amax (OOL_NAN_AMAX): MXFP4, runs 136-138; with either, the amax-only pass too (abs_max16_ool) */
     constexpr int OOL = rare_tile_ool(KIND, F, RHT == COLS_V8_RHT_NONE);
@@ -554,13 +512,9 @@ __global__ void __launch_bounds__(256, RHT == COLS_V8_RHT_MMA ? FPSIM_GPU_COLS_V
         rht_mma_b(lane, rb);
         const uint32_t t = lane % 8u, ch = (lane / 8u) & 1u, rh = lane / 16u;
         a_addr = stage_base + (8u * rh + t) * COLS_V8_ROW_BYTES + (((2u * warp + ch) ^ t) * 16u);
-#pragma unroll
-        for (uint32_t p = 0; p < 2u; p++)
-            s_addr[p] = INPLACE ? stage_base + rht_mma_inplace(rht_mma_offset(p, 8u * ch + t, rh), warp)
-                                : mma_tile + rht_mma_offset(p, 8u * ch + t, rh);
+        s_addr[0] = mma_tile + rht_mma_offset(0, 8u * ch + t, rh);
+        s_addr[1] = mma_tile + rht_mma_offset(1, 8u * ch + t, rh);
     }
-    /* the rotated tile's reads: in a tile of its own, the lane's line and slot XOR; in place, the
-     * base of rht_mma_inplace_read_base in the pass's buffer (mma_cols below, for either) */
     const uint32_t mma_line = (rg * 4u + cg) * 128u, mma_x = (rg * 4u + cg) % 8u;
     /* With SR (MMA_TAB) the same values, and the base of the reads (mma_tile + mma_line), go through
      * shared memory, read back once per pass: computed once into registers, they were rebuilt
@@ -572,12 +526,10 @@ __global__ void __launch_bounds__(256, RHT == COLS_V8_RHT_MMA ? FPSIM_GPU_COLS_V
     constexpr int MMA_TAB = MMA && SR;
     __shared__ uint4 mma_tab[MMA_TAB ? 256 + 32 : 1]; /* per thread; then the B operand per lane */
     if (MMA_TAB) {
-        mma_tab[threadIdx.x] = make_uint4(a_addr, s_addr[0], s_addr[1],
-                                          INPLACE ? rht_mma_inplace_read_base(rg * 4u + cg, warp)
-                                                  : mma_tile + mma_line);
+        mma_tab[threadIdx.x] = make_uint4(a_addr, s_addr[0], s_addr[1], mma_tile + mma_line);
         if (warp == 0) mma_tab[256 + lane] = make_uint4(rb[0][0], rb[0][1], rb[1][0], rb[1][1]);
     }
-    uint32_t mma_cols = INPLACE ? rht_mma_inplace_read_base(rg * 4u + cg, warp) : mma_tile + mma_line;
+    uint32_t mma_cols = mma_tile + mma_line;
     /* the float32 scales or the cuBLAS layout wanted: stored column by column (PASS_STORES) */
     const bool per_column_scales = a.scale_inv != nullptr || a.want_cublas;
     /* the first tile starts loading; each pass starts the next one in the other buffer, which the
@@ -607,12 +559,10 @@ __global__ void __launch_bounds__(256, RHT == COLS_V8_RHT_MMA ? FPSIM_GPU_COLS_V
             const uint4 ad = mma_tab[threadIdx.x], bq = mma_tab[256 + lane];
             const uint32_t tb[2][2] = {{bq.x, bq.y}, {bq.z, bq.w}}, ts[2] = {ad.y, ad.z};
             mma_cols = ad.w;
-            rht_mma_warp<INPLACE>(ad.x + buf * COLS_V8_STAGE_BYTES, ts, INPLACE ? buf * COLS_V8_STAGE_BYTES : 0u,
-                                  tb);
+            rht_mma_warp(ad.x + buf * COLS_V8_STAGE_BYTES, ts, tb);
             __syncwarp();
         } else if constexpr (MMA) {
-            rht_mma_warp<INPLACE>(a_addr + buf * COLS_V8_STAGE_BYTES, s_addr,
-                                  INPLACE ? buf * COLS_V8_STAGE_BYTES : 0u, rb);
+            rht_mma_warp(a_addr + buf * COLS_V8_STAGE_BYTES, s_addr, rb);
             __syncwarp();
         }
         const uint32_t r0 = cur.row * WROWS + rg * 16u, c0 = (cur.col * wx + warp) * WCOLS + cg * NC;
@@ -724,13 +674,7 @@ __global__ void __launch_bounds__(256, RHT == COLS_V8_RHT_MMA ? FPSIM_GPU_COLS_V
                     /* column 4 cg + j's 16 outputs: two 16-byte reads of the rotated tile, when
                      * the column comes up (read while the column before was coded, they measured
                      * slower: run 169) */
-                    if constexpr (INPLACE) {
-                        const uint32_t at = mma_cols ^ (0x110u * (uint32_t)j);
-                        read_rotated_at(stage_base + buf * COLS_V8_STAGE_BYTES + at,
-                                        stage_base + buf * COLS_V8_STAGE_BYTES + (at ^ 16u), pw);
-                    } else {
-                        read_rotated(mma_cols, mma_x, (uint32_t)j, pw);
-                    }
+                    read_rotated(mma_cols, mma_x, (uint32_t)j, pw);
 #pragma unroll
                     for (int i = 0; i < 16; i++)
                         v[i] = __uint_as_float((i & 1) ? (pw[i / 2] & 0xFFFF0000u) : (pw[i / 2] << 16));

@@ -95,15 +95,6 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS)
  * gives the outputs. Spans of at most 12 binades make the FP32 FWHT exact (rht16.cuh): e = 0. */
 constexpr uint32_t RHT_EXACT_AMAX_UNIT_COLS = 256u; /* a warp: 16 rows x 32 lanes x 8 columns */
 
-/* Whether this pass takes both columns' ranges of a bf16 word from the loaded words
- * (rht16_range_of_pair, 1, as the quantizer does under FPSIM_GPU_RHT_RANGE_PAIRS) or each
- * column's from its floats (0, the default); the same ranges either way (test_rht16 part 4). Not
- * yet run on a device (no machine was lent after run 188): gpu/RESULTS.md after run 188 gives the
- * next call (probe A1, this option at 1, against the default). */
-#ifndef FPSIM_GPU_RHT_AMAX_RANGE_PAIRS
-#define FPSIM_GPU_RHT_AMAX_RANGE_PAIRS 0
-#endif
-
 /* BF16 nearest-even of finite |f| as float bits (the sign dropped: RD(0 - 0) is -0) */
 __device__ __forceinline__ uint32_t bf16_rne_bits_of(float f)
 {
@@ -123,10 +114,10 @@ __device__ __noinline__ uint32_t rht_exact_column_amax_full(v7_elems u, int nan_
     return m;
 }
 
-/* RNE(M) of one column u (BF16 values as floats) as |bits|, under nan_mode; r = its
- * rht16_range_of<1>. */
-__device__ __forceinline__ uint32_t rht_exact_column_amax(const v7_elems &u, const rht16_range r, int nan_mode)
+/* RNE(M) of one column u (BF16 values as floats) as |bits|, under nan_mode. */
+__device__ __forceinline__ uint32_t rht_exact_column_amax(const v7_elems &u, int nan_mode)
 {
+    const rht16_range r = rht16_range_of<1>(u.v);
     if (r.in_range && r.span <= 41u) {
         float w[16], s = 0.f;
 #pragma unroll
@@ -174,7 +165,6 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS, 2)
             w[i][2] = v.z;
             w[i][3] = v.w;
         }
-        rht16_range pair_range[2]; /* columns c and c + 1 (even c), as the quantizer takes them */
 #pragma unroll
         for (int c = 0; c < 8; c++) {
             v7_elems col;
@@ -183,16 +173,7 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS, 2)
                 const uint32_t word = w[i][c / 2];
                 col.v[i] = __uint_as_float((c & 1) ? word & 0xFFFF0000u : word << 16);
             }
-            if (FPSIM_GPU_RHT_AMAX_RANGE_PAIRS && c % 2 == 0) {
-                uint32_t pair_words[16];
-#pragma unroll
-                for (int i = 0; i < 16; i++)
-                    pair_words[i] = w[i][c / 2];
-                rht16_range_of_pair(pair_words, pair_range);
-            }
-            m = max(m, rht_exact_column_amax(col, FPSIM_GPU_RHT_AMAX_RANGE_PAIRS ? pair_range[c % 2]
-                                                                                  : rht16_range_of<1>(col.v),
-                                             nan_mode));
+            m = max(m, rht_exact_column_amax(col, nan_mode));
         }
     }
     for (int o = 16; o; o >>= 1)

@@ -95,6 +95,15 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS)
  * gives the outputs. Spans of at most 12 binades make the FP32 FWHT exact (rht16.cuh): e = 0. */
 constexpr uint32_t RHT_EXACT_AMAX_UNIT_COLS = 256u; /* a warp: 16 rows x 32 lanes x 8 columns */
 
+/* Whether a column whose bound cannot raise the max found so far skips its FWHT (1) or not (0).
+ * M <= S <= S' (1 + 16u) (S' the FP32 sum of the 16 nonnegative |terms|, all normal in range),
+ * so with U = RU(S' (1 + 2^-19)) >= M and RNE monotone, RNE(M) <= RNE(U); where RNE(U) is at most
+ * the max already held, the column cannot raise it. The max held is the warp's at the unit's
+ * start (one redux.sync) and the lane's own since. Columns out of range never skip. */
+#ifndef FPSIM_GPU_RHT_AMAX_SKIP
+#define FPSIM_GPU_RHT_AMAX_SKIP 0
+#endif
+
 /* BF16 nearest-even of finite |f| as float bits (the sign dropped: RD(0 - 0) is -0) */
 __device__ __forceinline__ uint32_t bf16_rne_bits_of(float f)
 {
@@ -114,8 +123,9 @@ __device__ __noinline__ uint32_t rht_exact_column_amax_full(v7_elems u, int nan_
     return m;
 }
 
-/* RNE(M) of one column u (BF16 values as floats) as |bits|, under nan_mode. */
-__device__ __forceinline__ uint32_t rht_exact_column_amax(const v7_elems &u, int nan_mode)
+/* RNE(M) of one column u (BF16 values as floats) as |bits|, under nan_mode; under
+ * FPSIM_GPU_RHT_AMAX_SKIP 0 where it cannot exceed held (BF16 bits of a max already found). */
+__device__ __forceinline__ uint32_t rht_exact_column_amax(const v7_elems &u, uint32_t held, int nan_mode)
 {
     const rht16_range r = rht16_range_of<1>(u.v);
     if (r.in_range && r.span <= 41u) {
@@ -125,6 +135,7 @@ __device__ __forceinline__ uint32_t rht_exact_column_amax(const v7_elems &u, int
             w[i] = rht_mul(u.v[i], 0.25f * rht_sign(i));
             s = rht_add(s, fabsf(w[i]));
         }
+        if (FPSIM_GPU_RHT_AMAX_SKIP && bf16_rne_bits_of(__fmul_ru(s, 1.0f + 0x1p-19f)) <= held) return 0u;
         rht16_fwht(w);
         float m = 0.f;
 #pragma unroll
@@ -157,6 +168,7 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS, 2)
         const uint32_t band = u / strips, strip = u % strips;
         const uint4 *p = xv + (size_t)band * RHT_AMAX_UNIT_ROWS * row_words + strip * 32u + lane;
         uint32_t w[16][4];
+        if (FPSIM_GPU_RHT_AMAX_SKIP) m = __reduce_max_sync(0xFFFFFFFFu, m); /* every lane takes the unit */
 #pragma unroll
         for (int i = 0; i < 16; i++) {
             const uint4 v = __ldcs(p + i * row_words);
@@ -173,7 +185,7 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS, 2)
                 const uint32_t word = w[i][c / 2];
                 col.v[i] = __uint_as_float((c & 1) ? word & 0xFFFF0000u : word << 16);
             }
-            m = max(m, rht_exact_column_amax(col, nan_mode));
+            m = max(m, rht_exact_column_amax(col, m, nan_mode));
         }
     }
     for (int o = 16; o; o >>= 1)

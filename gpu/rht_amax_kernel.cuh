@@ -99,7 +99,8 @@ constexpr uint32_t RHT_EXACT_AMAX_UNIT_COLS = 256u; /* a warp: 16 rows x 32 lane
  * M <= S <= S' (1 + 16u) (S' the FP32 sum of the 16 nonnegative |terms|, all normal in range),
  * so with U = RU(S' (1 + 2^-19)) >= M and RNE monotone, RNE(M) <= RNE(U); where RNE(U) is at most
  * the max already held, the column cannot raise it. The max held is the warp's at the unit's
- * start (one redux.sync) and the lane's own since. Columns out of range never skip. */
+ * start (one redux.sync) and the lane's own since; at 2, also the other warps' so far (an
+ * atomicMax per unit whose old value comes back). Columns out of range never skip. */
 #ifndef FPSIM_GPU_RHT_AMAX_SKIP
 #define FPSIM_GPU_RHT_AMAX_SKIP 0
 #endif
@@ -168,7 +169,13 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS, 2)
         const uint32_t band = u / strips, strip = u % strips;
         const uint4 *p = xv + (size_t)band * RHT_AMAX_UNIT_ROWS * row_words + strip * 32u + lane;
         uint32_t w[16][4];
-        if (FPSIM_GPU_RHT_AMAX_SKIP) m = __reduce_max_sync(0xFFFFFFFFu, m); /* every lane takes the unit */
+        if (FPSIM_GPU_RHT_AMAX_SKIP) {
+            m = __reduce_max_sync(0xFFFFFFFFu, m); /* every lane takes the unit */
+            if (FPSIM_GPU_RHT_AMAX_SKIP >= 2) { /* and the other warps' maxima so far */
+                const uint32_t others = lane == 0 ? atomicMax(amax_out, m) : 0u;
+                m = max(m, __shfl_sync(0xFFFFFFFFu, others, 0));
+            }
+        }
 #pragma unroll
         for (int i = 0; i < 16; i++) {
             const uint4 v = __ldcs(p + i * row_words);

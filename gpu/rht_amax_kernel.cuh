@@ -95,14 +95,18 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS)
  * gives the outputs. Spans of at most 12 binades make the FP32 FWHT exact (rht16.cuh): e = 0. */
 constexpr uint32_t RHT_EXACT_AMAX_UNIT_COLS = 256u; /* a warp: 16 rows x 32 lanes x 8 columns */
 
-/* Whether a column whose bound cannot raise the max found so far skips its FWHT (1) or not (0).
+/* Whether a column whose bound cannot raise the max found so far skips its FWHT (1, 2) or not (0).
  * M <= S <= S' (1 + 16u) (S' the FP32 sum of the 16 nonnegative |terms|, all normal in range),
  * so with U = RU(S' (1 + 2^-19)) >= M and RNE monotone, RNE(M) <= RNE(U); where RNE(U) is at most
  * the max already held, the column cannot raise it. The max held is the warp's at the unit's
  * start (one redux.sync) and the lane's own since; at 2, also the other warps' so far (an
- * atomicMax per unit whose old value comes back). Columns out of range never skip. */
+ * atomicMax per unit whose old value comes back). Columns out of range never skip. A host model
+ * of the bench's fill: 94% (default fill) and 30% (--spread 0) of a warp's column iterations
+ * skip at 1; at 2, after each warp's first unit, all and 95-98%. Run 191 (H100, where this pass
+ * already runs at about 90% of copy): SR+RHT end to end 1097-1098 -> 1106-1109 GB/s (+0.9%) at 1
+ * and 2, 1229 -> 1239 at --spread 0 at 2; not yet timed on the H200, where the pass ran at 69%. */
 #ifndef FPSIM_GPU_RHT_AMAX_SKIP
-#define FPSIM_GPU_RHT_AMAX_SKIP 0
+#define FPSIM_GPU_RHT_AMAX_SKIP 2
 #endif
 
 /* BF16 nearest-even of finite |f| as float bits (the sign dropped: RD(0 - 0) is -0) */

@@ -128,8 +128,9 @@ __device__ __noinline__ uint32_t rht_exact_column_amax_full(v7_elems u, int nan_
     return m;
 }
 
-/* RNE(M) of one column u (BF16 values as floats) as |bits|, under nan_mode; under
- * FPSIM_GPU_RHT_AMAX_SKIP 0 where it cannot exceed held (BF16 bits of a max already found). */
+/* RNE(M) of one column u (BF16 values as floats) as |bits|, under nan_mode; or, with
+ * FPSIM_GPU_RHT_AMAX_SKIP on, 0 where RNE(M) cannot exceed held (BF16 bits of a max already
+ * found), so that the caller's max is unchanged either way. */
 __device__ __forceinline__ uint32_t rht_exact_column_amax(const v7_elems &u, uint32_t held, int nan_mode)
 {
     const rht16_range r = rht16_range_of<1>(u.v);

@@ -42,12 +42,13 @@ static inline unsigned fpsim_gpu_blocks(size_t items, unsigned threads)
 }
 
 /* CTAs for a grid-stride kernel with nb CTAs' worth of work: nb, but at most one wave (the SMs
- * times the CTAs of `threads` threads that fit on one, or `fallback` per SM when the occupancy
- * query fails). */
-template <class K> static inline unsigned one_wave_ctas(K kernel, unsigned threads, size_t nb, int fallback)
+ * times the CTAs of `threads` threads and `smem` bytes of dynamic shared memory that fit on one,
+ * or `fallback` per SM when the occupancy query fails). */
+template <class K>
+static inline unsigned one_wave_ctas(K kernel, unsigned threads, size_t nb, int fallback, size_t smem = 0)
 {
     int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, (int)threads, 0) != cudaSuccess || per_sm < 1)
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, (int)threads, smem) != cudaSuccess || per_sm < 1)
         per_sm = fallback;
     const size_t cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
     return (unsigned)(nb < cap ? nb : cap);

@@ -156,16 +156,25 @@ __device__ __forceinline__ uint32_t rht_exact_column_amax(const v7_elems &u, uin
     return rht_exact_column_amax_full(u, nan_mode);
 }
 
+/* This lane's first 16-byte word of unit u (16 rows x 256 columns; the unit's row i at + i
+ * row_words): columns 8 lane .. 8 lane + 7 of the unit's strip. */
+__device__ __forceinline__ const uint4 *rht_exact_unit_words(const uint4 *xv, uint32_t u, uint32_t strips,
+                                                            size_t row_words, uint32_t lane)
+{
+    const uint32_t band = u / strips, strip = u % strips;
+    return xv + (size_t)band * RHT_AMAX_UNIT_ROWS * row_words + strip * 32u + lane;
+}
+
 /* m folded with the column maxima of a lane's 8 columns (16 rows of 16 bytes: columns 2k, 2k + 1
- * in word k of each row). */
-__device__ __forceinline__ uint32_t rht_exact_lane_amax(const uint32_t (&w)[16][4], uint32_t m, int nan_mode)
+ * in word k of each row, x y z w). */
+__device__ __forceinline__ uint32_t rht_exact_lane_amax(const uint4 (&v)[16], uint32_t m, int nan_mode)
 {
 #pragma unroll
     for (int c = 0; c < 8; c++) {
         v7_elems col;
 #pragma unroll
         for (int i = 0; i < 16; i++) {
-            const uint32_t word = w[i][c / 2];
+            const uint32_t word = c < 2 ? v[i].x : c < 4 ? v[i].y : c < 6 ? v[i].z : v[i].w;
             col.v[i] = __uint_as_float((c & 1) ? word & 0xFFFF0000u : word << 16);
         }
         m = max(m, rht_exact_column_amax(col, m, nan_mode));
@@ -189,9 +198,7 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS, 2)
     const uint4 *xv = reinterpret_cast<const uint4 *>(x);
     uint32_t m = 0;
     for (uint32_t u = blockIdx.x * (RHT_AMAX_THREADS / 32u) + threadIdx.x / 32u; u < units; u += warps) {
-        const uint32_t band = u / strips, strip = u % strips;
-        const uint4 *p = xv + (size_t)band * RHT_AMAX_UNIT_ROWS * row_words + strip * 32u + lane;
-        uint32_t w[16][4];
+        const uint4 *p = rht_exact_unit_words(xv, u, strips, row_words, lane);
         if (FPSIM_GPU_RHT_AMAX_SKIP) {
             m = __reduce_max_sync(0xFFFFFFFFu, m); /* every lane takes the unit */
             if (FPSIM_GPU_RHT_AMAX_SKIP >= 2) { /* and the other warps' maxima so far */
@@ -199,15 +206,11 @@ __global__ void __launch_bounds__(RHT_AMAX_THREADS, 2)
                 m = max(m, __shfl_sync(0xFFFFFFFFu, others, 0));
             }
         }
+        uint4 v[16];
 #pragma unroll
-        for (int i = 0; i < 16; i++) {
-            const uint4 v = __ldcs(p + i * row_words);
-            w[i][0] = v.x;
-            w[i][1] = v.y;
-            w[i][2] = v.z;
-            w[i][3] = v.w;
-        }
-        m = rht_exact_lane_amax(w, m, nan_mode);
+        for (int i = 0; i < 16; i++)
+            v[i] = __ldcs(p + i * row_words);
+        m = rht_exact_lane_amax(v, m, nan_mode);
     }
     for (int o = 16; o; o >>= 1)
         m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
@@ -239,8 +242,7 @@ constexpr size_t RHT_AMAX_PIPE_SMEM = (size_t)RHT_AMAX_PIPE_THREADS / 32u * RHT_
 __device__ __forceinline__ void rht_amax_pipe_issue(uint4 *stage, const uint4 *xv, uint32_t u, uint32_t b,
                                                     uint32_t strips, size_t row_words, uint32_t lane)
 {
-    const uint32_t band = u / strips, strip = u % strips;
-    const uint4 *p = xv + (size_t)band * RHT_AMAX_UNIT_ROWS * row_words + strip * 32u + lane;
+    const uint4 *p = rht_exact_unit_words(xv, u, strips, row_words, lane);
 #pragma unroll
     for (int i = 0; i < 16; i++)
         cp_async16(stage + (b * 16u + (uint32_t)i) * 32u, p + i * row_words);
@@ -267,16 +269,11 @@ __global__ void __launch_bounds__(RHT_AMAX_PIPE_THREADS, FPSIM_GPU_RHT_AMAX_PIPE
         m = __reduce_max_sync(0xFFFFFFFFu, max(m, __shfl_sync(0xFFFFFFFFu, others, 0)));
         if (FPSIM_GPU_RHT_AMAX_SKIP >= 2 && lane == 0) others = atomicMax(amax_out, m);
         cp_async_wait<1>(); /* unit u's copies, committed one iteration ago */
-        uint32_t w[16][4];
+        uint4 v[16];
 #pragma unroll
-        for (int i = 0; i < 16; i++) {
-            const uint4 v = stage[(b * 16u + (uint32_t)i) * 32u];
-            w[i][0] = v.x;
-            w[i][1] = v.y;
-            w[i][2] = v.z;
-            w[i][3] = v.w;
-        }
-        m = rht_exact_lane_amax(w, m, nan_mode);
+        for (int i = 0; i < 16; i++)
+            v[i] = stage[(b * 16u + (uint32_t)i) * 32u];
+        m = rht_exact_lane_amax(v, m, nan_mode);
     }
     cp_async_wait<0>();
     for (int o = 16; o; o >>= 1)
@@ -304,19 +301,15 @@ inline int rht_amax_launch(int mma, const void *x, size_t rows, size_t cols, int
         rht_mma_amax_kernel<<<one_wave_ctas(rht_mma_amax_kernel, RHT_AMAX_THREADS, want, 8), RHT_AMAX_THREADS,
                               0, cs>>>(xb, r, c, amax_out, nan_mode);
     else if (FPSIM_GPU_RHT_AMAX_PIPE) {
-        int per_sm = 0;
         if (cudaFuncSetAttribute(rht_exact_amax_pipe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)RHT_AMAX_PIPE_SMEM) != cudaSuccess ||
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rht_exact_amax_pipe_kernel, (int)RHT_AMAX_PIPE_THREADS,
-                                                          RHT_AMAX_PIPE_SMEM) != cudaSuccess ||
-            per_sm < 1) {
+                                 (int)RHT_AMAX_PIPE_SMEM) != cudaSuccess) {
             (void)cudaGetLastError(); /* not sticky: the kernel v8 pass finds the amax instead */
             return 0;
         }
-        const size_t per = RHT_AMAX_PIPE_THREADS / 32u, pwant = (units + per - 1u) / per,
-                     cap = (size_t)(fpsim_gpu_sm_count() > 0 ? fpsim_gpu_sm_count() : 132) * (size_t)per_sm;
-        rht_exact_amax_pipe_kernel<<<(unsigned)(pwant < cap ? pwant : cap), RHT_AMAX_PIPE_THREADS,
-                                     RHT_AMAX_PIPE_SMEM, cs>>>(xb, r, c, amax_out, nan_mode);
+        const size_t per = RHT_AMAX_PIPE_THREADS / 32u;
+        rht_exact_amax_pipe_kernel<<<one_wave_ctas(rht_exact_amax_pipe_kernel, RHT_AMAX_PIPE_THREADS,
+                                                   (units + per - 1u) / per, 1, RHT_AMAX_PIPE_SMEM),
+                                     RHT_AMAX_PIPE_THREADS, RHT_AMAX_PIPE_SMEM, cs>>>(xb, r, c, amax_out, nan_mode);
     } else
         rht_exact_amax_kernel<<<one_wave_ctas(rht_exact_amax_kernel, RHT_AMAX_THREADS, want, 2),
                                 RHT_AMAX_THREADS, 0, cs>>>(xb, r, c, amax_out, nan_mode);

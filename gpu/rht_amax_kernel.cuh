@@ -165,20 +165,70 @@ __device__ __forceinline__ const uint4 *rht_exact_unit_words(const uint4 *xv, ui
     return xv + (size_t)band * RHT_AMAX_UNIT_ROWS * row_words + strip * 32u + lane;
 }
 
+/* Whether a lane tests all 8 of its columns against the max held at the unit's start before any
+ * FWHT (1) or each column against the max found up to it (0, runs 191-194). With 0 each column's
+ * test waits for the one before (its max is the next one's threshold, and its branch keeps the
+ * next column's sum from being moved above it): 8 chains of about 16 dependent adds in a row. With
+ * 1 the 8 bounds are one branch-free run of 8 independent trees of adds, and one branch follows;
+ * only the columns whose bound is above the max held run rht_exact_column_amax. The bound here is
+ * U = RU(RU(0.25 S'') (1 + 2^-19)), S'' the FP32 sum of the 16 |u_i| in a tree: 0.25 S'' is
+ * at least (1 - gamma_4) S, S the exact sum of the |terms| (which bounds every |y_j|, also for the
+ * FP64 forms of the rare columns: their error is under 2^-50 S), so U >= S. A column is skipped
+ * only where U is finite, so that NaN, Inf or an overflowing sum always run the full column; no
+ * range test is needed for soundness. Only with FPSIM_GPU_RHT_AMAX_SKIP on. */
+#ifndef FPSIM_GPU_RHT_AMAX_BATCH
+#define FPSIM_GPU_RHT_AMAX_BATCH 0
+#endif
+
+/* Column c (0-7) of a lane's 16 rows of 16 bytes (columns 2k, 2k + 1 in word k: x y z w), as floats. */
+__device__ __forceinline__ v7_elems rht_exact_lane_column(const uint4 (&v)[16], int c)
+{
+    v7_elems col;
+#pragma unroll
+    for (int i = 0; i < 16; i++) {
+        const uint32_t word = c < 2 ? v[i].x : c < 4 ? v[i].y : c < 6 ? v[i].z : v[i].w;
+        col.v[i] = __uint_as_float((c & 1) ? word & 0xFFFF0000u : word << 16);
+    }
+    return col;
+}
+
+/* FPSIM_GPU_RHT_AMAX_BATCH's bound of column u as BF16 bits RNE(U), U as above; at or above
+ * 0x7F800000 where U is not finite. */
+__device__ __forceinline__ uint32_t rht_exact_column_bound(const v7_elems &u)
+{
+    float t[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        t[i] = rht_add(fabsf(u.v[2 * i]), fabsf(u.v[2 * i + 1]));
+#pragma unroll
+    for (int h = 4; h; h >>= 1)
+#pragma unroll
+        for (int i = 0; i < h; i++)
+            t[i] = rht_add(t[i], t[i + h]);
+    return bf16_rne_bits_of(__fmul_ru(__fmul_ru(t[0], 0.25f), 1.0f + 0x1p-19f));
+}
+
 /* m folded with the column maxima of a lane's 8 columns (16 rows of 16 bytes: columns 2k, 2k + 1
  * in word k of each row, x y z w). */
 __device__ __forceinline__ uint32_t rht_exact_lane_amax(const uint4 (&v)[16], uint32_t m, int nan_mode)
 {
+    if (FPSIM_GPU_RHT_AMAX_BATCH && FPSIM_GPU_RHT_AMAX_SKIP) {
+        uint32_t need = 0; /* bit c: column c may raise the max held */
 #pragma unroll
-    for (int c = 0; c < 8; c++) {
-        v7_elems col;
-#pragma unroll
-        for (int i = 0; i < 16; i++) {
-            const uint32_t word = c < 2 ? v[i].x : c < 4 ? v[i].y : c < 6 ? v[i].z : v[i].w;
-            col.v[i] = __uint_as_float((c & 1) ? word & 0xFFFF0000u : word << 16);
+        for (int c = 0; c < 8; c++) {
+            const uint32_t ub = rht_exact_column_bound(rht_exact_lane_column(v, c));
+            need |= (ub > m || ub >= 0x7F800000u) ? 1u << c : 0u;
         }
-        m = max(m, rht_exact_column_amax(col, m, nan_mode));
+        if (need == 0u) return m;
+#pragma unroll
+        for (int c = 0; c < 8; c++)
+            if (need >> c & 1u) /* rare after a warp's first units */
+                m = max(m, rht_exact_column_amax(rht_exact_lane_column(v, c), m, nan_mode));
+        return m;
     }
+#pragma unroll
+    for (int c = 0; c < 8; c++)
+        m = max(m, rht_exact_column_amax(rht_exact_lane_column(v, c), m, nan_mode));
     return m;
 }
 

@@ -175,9 +175,12 @@ __device__ __forceinline__ const uint4 *rht_exact_unit_words(const uint4 *xv, ui
  * at least (1 - gamma_4) S, S the exact sum of the |terms| (which bounds every |y_j|, also for the
  * FP64 forms of the rare columns: their error is under 2^-50 S), so U >= S. A column is skipped
  * only where U is finite, so that NaN, Inf or an overflowing sum always run the full column; no
- * range test is needed for soundness. Only with FPSIM_GPU_RHT_AMAX_SKIP on. */
+ * range test is needed for soundness. Only with FPSIM_GPU_RHT_AMAX_SKIP on. Run 195 (H100, probe
+ * B1H against HH, both launched at half the usual grid, and H at the full grid): SR+RHT end to end
+ * 1100-1103 -> 1113-1115 GB/s on the default fill, 1227-1232 -> 1244-1246 at --spread 0 (the pass
+ * about 0.194 -> 0.187 ms); the half grid alone changed nothing. */
 #ifndef FPSIM_GPU_RHT_AMAX_BATCH
-#define FPSIM_GPU_RHT_AMAX_BATCH 0
+#define FPSIM_GPU_RHT_AMAX_BATCH 1
 #endif
 
 /* Column c (0-7) of a lane's 16 rows of 16 bytes (columns 2k, 2k + 1 in word k: x y z w), as floats. */

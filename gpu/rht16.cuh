@@ -176,6 +176,43 @@ __host__ __device__ __forceinline__ int rht_bf16x2_same(uint32_t a, uint32_t b)
 #endif
 }
 
+/* Whether the FP32 forms on BF16 values leave the factor 0.25 out of the terms and apply it to the
+ * BF16 pairs at the end (1), in the instruction that makes a zero sum +0 (one fma.rn.bf16x2 by
+ * 0.25 plus +0 per pair, where add.rn.bf16x2 of +0 was), or multiply each input by +-0.25 first
+ * (0: 16 FMUL per column). The signs go into the first butterflies' operands either way at 1 (a
+ * negated operand of an add costs nothing). Exact: the terms +-u_i (fields 3..250) are exact,
+ * their sums stay below 16 (2^124 - 2^116) < FLT_MAX (no overflow, also rounded up), and every
+ * sum is a multiple of 2^-131, so BF16_RNE(4 y) is exact wherever |4 y| < 2^-124 (it is a BF16
+ * value there) and times 0.25 exact elsewhere (a normal result): 0.25 BF16_RNE(4 y) =
+ * BF16_RNE(y) for every sum, and the certificate compares BF16_RNE(4 lo) with BF16_RNE(4 hi),
+ * monotone as before. Only with FPSIM_GPU_RHT_BF16_ZERO and BF16 values; FP32 inputs keep 0. */
+#ifndef FPSIM_GPU_RHT_SCALE_AFTER
+#define FPSIM_GPU_RHT_SCALE_AFTER 0
+#endif
+
+/* 0.25 times the BF16 pairs p, with each -0 half made +0: fma.rn.bf16x2(p, 0.25, +0) on the device
+ * (one rounding of p / 4 + 0); on the host the FP32 product (exact) plus +0, rounded to BF16. */
+__host__ __device__ __forceinline__ uint32_t rht_bf16x2_quarter_plus0(uint32_t p)
+{
+#if defined(__CUDA_ARCH__)
+    __nv_bfloat162 h;
+    memcpy(&h, &p, 4);
+    h = __hfma2(h, __floats2bfloat162_rn(0.25f, 0.25f), __floats2bfloat162_rn(0.0f, 0.0f));
+    memcpy(&p, &h, 4);
+    return p;
+#else
+    const float a = rht_float(p << 16) * 0.25f + 0.0f, b = rht_float(p & 0xFFFF0000u) * 0.25f + 0.0f;
+    return rht_bf16x2(a, b);
+#endif
+}
+
+/* Term i of the FWHT's input: +-0.25 u_i (rounded to FP32: exact in range), or +-u_i where
+ * the 0.25 comes at the end (after: FPSIM_GPU_RHT_SCALE_AFTER on BF16 values). */
+__host__ __device__ __forceinline__ float rht_term(float u, int i, int after)
+{
+    return after ? (rht_sign(i) < 0.0f ? -u : u) : rht_mul(u, 0.25f * rht_sign(i));
+}
+
 /* Whether rht16_range_of takes its extremes two elements at a time by three-input max and min (1,
  * the default) or one at a time (0); the same values either way (test_rht16 runs the default).
  * Run 184 (H100): a point more for the exact RHT kernels on top of FPSIM_GPU_RHT_PAIR_AMAX. */
@@ -273,16 +310,18 @@ FPSIM_RHT_UNROLL
  * 2k + 1 in pw[k]); only for r.ok and r.span <= 12 (r = rht16_range_of(u)). */
 __host__ __device__ __forceinline__ void rht16_fp32_packed(const float (&u)[16], uint32_t (&pw)[8])
 {
+    constexpr int after = FPSIM_GPU_RHT_SCALE_AFTER && FPSIM_GPU_RHT_BF16_ZERO; /* r.ok: BF16 values */
     float w[16];
 FPSIM_RHT_UNROLL
     for (int i = 0; i < 16; i++)
-        w[i] = rht_mul(u[i], 0.25f * rht_sign(i));
+        w[i] = rht_term(u[i], i, after);
     rht16_fwht(w);
     /* + 0: a zero sum is +0, as the reference's in-order sums from +0 */
 FPSIM_RHT_UNROLL
     for (int k = 0; k < 8; k++)
-        pw[k] = FPSIM_GPU_RHT_BF16_ZERO ? rht_bf16x2_plus0(rht_bf16x2(w[2 * k], w[2 * k + 1]))
-                                        : rht_bf16x2(rht_add(w[2 * k], 0.0f), rht_add(w[2 * k + 1], 0.0f));
+        pw[k] = after                     ? rht_bf16x2_quarter_plus0(rht_bf16x2(w[2 * k], w[2 * k + 1]))
+                : FPSIM_GPU_RHT_BF16_ZERO ? rht_bf16x2_plus0(rht_bf16x2(w[2 * k], w[2 * k + 1]))
+                                          : rht_bf16x2(rht_add(w[2 * k], 0.0f), rht_add(w[2 * k + 1], 0.0f));
 }
 
 /* BF16 pairs packed as above, as 16 floats (the BF16 bits in the top half). */
@@ -329,10 +368,11 @@ FPSIM_RHT_UNROLL
  * a BF16 value (rht16_range_of's bf16), which the pair forms of FPSIM_GPU_RHT_BF16_ZERO need. */
 __host__ __device__ __forceinline__ int rht16_fp32_bounded(const float (&u)[16], uint32_t (&out)[8], int bf16_values)
 {
+    const int after = FPSIM_GPU_RHT_SCALE_AFTER && FPSIM_GPU_RHT_BF16_ZERO && bf16_values;
     float lo[16], hi[16];
 FPSIM_RHT_UNROLL
     for (int i = 0; i < 16; i++)
-        lo[i] = hi[i] = rht_mul(u[i], 0.25f * rht_sign(i));
+        lo[i] = hi[i] = rht_term(u[i], i, after);
     rht16_fwht_bounds(lo, hi);
     /* a zero sum stored as +0 and compared equal (lo of an exact zero is -0): see
      * FPSIM_GPU_RHT_BF16_ZERO */
@@ -342,7 +382,7 @@ FPSIM_RHT_UNROLL
         for (int k = 0; k < 8; k++) {
             const uint32_t h = rht_bf16x2(hi[2 * k], hi[2 * k + 1]);
             same &= rht_bf16x2_same(h, rht_bf16x2(lo[2 * k], lo[2 * k + 1]));
-            out[k] = rht_bf16x2_plus0(h);
+            out[k] = after ? rht_bf16x2_quarter_plus0(h) : rht_bf16x2_plus0(h);
         }
         return same;
     }

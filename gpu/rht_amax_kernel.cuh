@@ -215,23 +215,19 @@ __device__ __forceinline__ uint32_t rht_exact_column_bound(const v7_elems &u)
  * in word k of each row, x y z w). */
 __device__ __forceinline__ uint32_t rht_exact_lane_amax(const uint4 (&v)[16], uint32_t m, int nan_mode)
 {
+    uint32_t need = 0xFFu; /* bit c: column c may raise the max held (all, without the batch) */
     if (FPSIM_GPU_RHT_AMAX_BATCH && FPSIM_GPU_RHT_AMAX_SKIP) {
-        uint32_t need = 0; /* bit c: column c may raise the max held */
+        need = 0;
 #pragma unroll
         for (int c = 0; c < 8; c++) {
             const uint32_t ub = rht_exact_column_bound(rht_exact_lane_column(v, c));
             need |= (ub > m || ub >= 0x7F800000u) ? 1u << c : 0u;
         }
-        if (need == 0u) return m;
-#pragma unroll
-        for (int c = 0; c < 8; c++)
-            if (need >> c & 1u) /* rare after a warp's first units */
-                m = max(m, rht_exact_column_amax(rht_exact_lane_column(v, c), m, nan_mode));
-        return m;
+        if (need == 0u) return m; /* the common case after a warp's first units */
     }
 #pragma unroll
     for (int c = 0; c < 8; c++)
-        m = max(m, rht_exact_column_amax(rht_exact_lane_column(v, c), m, nan_mode));
+        if (need >> c & 1u) m = max(m, rht_exact_column_amax(rht_exact_lane_column(v, c), m, nan_mode));
     return m;
 }
 

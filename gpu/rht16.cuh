@@ -179,8 +179,8 @@ __host__ __device__ __forceinline__ int rht_bf16x2_same(uint32_t a, uint32_t b)
 /* Whether the FP32 forms on BF16 values leave the factor 0.25 out of the terms and apply it to the
  * BF16 pairs at the end (1), in the instruction that makes a zero sum +0 (one fma.rn.bf16x2 by
  * 0.25 plus +0 per pair, where add.rn.bf16x2 of +0 was), or multiply each input by +-0.25 first
- * (0: 16 FMUL per column). The signs go into the first butterflies' operands either way at 1 (a
- * negated operand of an add costs nothing). Exact: the terms +-u_i (fields 3..250) are exact,
+ * (0: 16 FMUL per column). At 1 the signs become negated operands of the first butterflies'
+ * adds, which cost nothing. Exact: the terms +-u_i (fields 3..250) are exact,
  * their sums stay below 16 (2^124 - 2^116) < FLT_MAX (no overflow, also rounded up), and every
  * sum is a multiple of 2^-131, so BF16_RNE(4 y) is exact wherever |4 y| < 2^-124 (it is a BF16
  * value there) and times 0.25 exact elsewhere (a normal result): 0.25 BF16_RNE(4 y) =

@@ -132,8 +132,8 @@ __host__ __device__ __forceinline__ uint32_t rht_bf16x2(float a, float b)
 }
 
 /* How the FP32 forms turn a zero sum into +0 (the reference's in-order sums start from +0) and
- * compare the bounds' BF16 roundings: 1 (the default) on the BF16 pairs, one add.rn.bf16x2 of +0
- * per pair (x + 0 = x for every finite BF16 value, subnormals included, and -0 + 0 = +0) and one
+ * compare the bounds' BF16 roundings: 1 (the default) on the BF16 pairs, one fma.rn.bf16x2 of
+ * the pair by 1 (or 0.25, FPSIM_GPU_RHT_SCALE_AFTER) plus +0 (rht_bf16x2_times_plus0) and one
  * value comparison (+0 equals -0); 0: a float add of +0 before each rounding and a bitwise
  * comparison, twice the instructions. The value comparison is safe where the inputs are BF16
  * values and every nonzero one has field >= 3 (rht16_range_of's in_range): a nonzero sum is then
@@ -145,17 +145,20 @@ __host__ __device__ __forceinline__ uint32_t rht_bf16x2(float a, float b)
 #define FPSIM_GPU_RHT_BF16_ZERO 1
 #endif
 
-/* BF16 pairs p with each -0 half made +0 (add.rn.bf16x2 of +0 on the device); finite halves. */
-__host__ __device__ __forceinline__ uint32_t rht_bf16x2_plus0(uint32_t p)
+/* k times the BF16 pairs p (k = 1 or 0.25: exact on the sums these forms round, see
+ * FPSIM_GPU_RHT_SCALE_AFTER), with each -0 half made +0 (x + 0 = x for every finite BF16 value,
+ * subnormals included, and -0 + 0 = +0): fma.rn.bf16x2(p, k, +0) on the device, one rounding of
+ * p k + 0; on the host the FP32 product (exact) plus +0, rounded to BF16. Finite halves. */
+__host__ __device__ __forceinline__ uint32_t rht_bf16x2_times_plus0(uint32_t p, float k)
 {
 #if defined(__CUDA_ARCH__)
     __nv_bfloat162 h;
     memcpy(&h, &p, 4);
-    h = __hadd2(h, __floats2bfloat162_rn(0.0f, 0.0f));
+    h = __hfma2(h, __floats2bfloat162_rn(k, k), __floats2bfloat162_rn(0.0f, 0.0f));
     memcpy(&p, &h, 4);
     return p;
 #else
-    return p & ~((p & 0xFFFFu) == 0x8000u ? 0x8000u : 0u) & ~((p >> 16) == 0x8000u ? 0x80000000u : 0u);
+    return rht_bf16x2(rht_float(p << 16) * k + 0.0f, rht_float(p & 0xFFFF0000u) * k + 0.0f);
 #endif
 }
 
@@ -177,14 +180,13 @@ __host__ __device__ __forceinline__ int rht_bf16x2_same(uint32_t a, uint32_t b)
 }
 
 /* Whether the FP32 forms on BF16 values leave the factor 0.25 out of the terms and apply it to the
- * BF16 pairs at the end (1), in the instruction that makes a zero sum +0 (one fma.rn.bf16x2 by
- * 0.25 plus +0 per pair, where add.rn.bf16x2 of +0 was), or multiply each input by +-0.25 first
- * (0: 16 FMUL per column). At 1 the signs become negated operands of the first butterflies'
- * adds, which cost nothing. Exact: the terms +-u_i (fields 3..250) are exact,
- * their sums stay below 16 (2^124 - 2^116) < FLT_MAX (no overflow, also rounded up), and every
- * sum is a multiple of 2^-131, so BF16_RNE(4 y) is exact wherever |4 y| < 2^-124 (it is a BF16
- * value there) and times 0.25 exact elsewhere (a normal result): 0.25 BF16_RNE(4 y) =
- * BF16_RNE(y) for every sum, and the certificate compares BF16_RNE(4 lo) with BF16_RNE(4 hi),
+ * BF16 pairs at the end (1), in the instruction that makes a zero sum +0 (rht_bf16x2_times_plus0
+ * by 0.25 instead of 1), or multiply each input by +-0.25 first (0: 16 FMUL per column). At 1 the
+ * signs become negated operands of the first butterflies' adds, which cost nothing. Exact: the
+ * terms +-u_i (fields 3..250) are exact, their sums stay below 16 (2^124 - 2^116) < FLT_MAX (no
+ * overflow, also rounded up), and every sum is a multiple of 2^-131, so BF16_RNE(4 y) is exact
+ * wherever |4 y| < 2^-124 (it is a BF16 value there) and times 0.25 exact elsewhere (a normal
+ * result): 0.25 BF16_RNE(4 y) = BF16_RNE(y) for every sum, and the certificate compares BF16_RNE(4 lo) with BF16_RNE(4 hi),
  * monotone as before. Only with FPSIM_GPU_RHT_BF16_ZERO and BF16 values; FP32 inputs keep 0.
  * Run 198 (H100, probe SA against 0): exact RHT cols 1654-1685 -> 1705-1717 GB/s, SR+RHT
  * 1572-1598 -> 1599-1613 on the default fill, +2% for both at --spread 0; test_rht16's device part
@@ -192,22 +194,6 @@ __host__ __device__ __forceinline__ int rht_bf16x2_same(uint32_t a, uint32_t b)
 #ifndef FPSIM_GPU_RHT_SCALE_AFTER
 #define FPSIM_GPU_RHT_SCALE_AFTER 1
 #endif
-
-/* 0.25 times the BF16 pairs p, with each -0 half made +0: fma.rn.bf16x2(p, 0.25, +0) on the device
- * (one rounding of p / 4 + 0); on the host the FP32 product (exact) plus +0, rounded to BF16. */
-__host__ __device__ __forceinline__ uint32_t rht_bf16x2_quarter_plus0(uint32_t p)
-{
-#if defined(__CUDA_ARCH__)
-    __nv_bfloat162 h;
-    memcpy(&h, &p, 4);
-    h = __hfma2(h, __floats2bfloat162_rn(0.25f, 0.25f), __floats2bfloat162_rn(0.0f, 0.0f));
-    memcpy(&p, &h, 4);
-    return p;
-#else
-    const float a = rht_float(p << 16) * 0.25f + 0.0f, b = rht_float(p & 0xFFFF0000u) * 0.25f + 0.0f;
-    return rht_bf16x2(a, b);
-#endif
-}
 
 /* Term i of the FWHT's input: +-0.25 u_i (rounded to FP32: exact in range), or +-u_i where
  * the 0.25 comes at the end (after: FPSIM_GPU_RHT_SCALE_AFTER on BF16 values). */
@@ -322,9 +308,9 @@ FPSIM_RHT_UNROLL
     /* + 0: a zero sum is +0, as the reference's in-order sums from +0 */
 FPSIM_RHT_UNROLL
     for (int k = 0; k < 8; k++)
-        pw[k] = after                     ? rht_bf16x2_quarter_plus0(rht_bf16x2(w[2 * k], w[2 * k + 1]))
-                : FPSIM_GPU_RHT_BF16_ZERO ? rht_bf16x2_plus0(rht_bf16x2(w[2 * k], w[2 * k + 1]))
-                                          : rht_bf16x2(rht_add(w[2 * k], 0.0f), rht_add(w[2 * k + 1], 0.0f));
+        pw[k] = FPSIM_GPU_RHT_BF16_ZERO
+                    ? rht_bf16x2_times_plus0(rht_bf16x2(w[2 * k], w[2 * k + 1]), after ? 0.25f : 1.0f)
+                    : rht_bf16x2(rht_add(w[2 * k], 0.0f), rht_add(w[2 * k + 1], 0.0f));
 }
 
 /* BF16 pairs packed as above, as 16 floats (the BF16 bits in the top half). */
@@ -385,7 +371,7 @@ FPSIM_RHT_UNROLL
         for (int k = 0; k < 8; k++) {
             const uint32_t h = rht_bf16x2(hi[2 * k], hi[2 * k + 1]);
             same &= rht_bf16x2_same(h, rht_bf16x2(lo[2 * k], lo[2 * k + 1]));
-            out[k] = after ? rht_bf16x2_quarter_plus0(h) : rht_bf16x2_plus0(h);
+            out[k] = rht_bf16x2_times_plus0(h, after ? 0.25f : 1.0f);
         }
         return same;
     }

@@ -42,7 +42,7 @@ static void usage(FILE *out)
             "  --threads N        CPU threads (default: FPSIM_THREADS or all cores); bits do not depend on it\n"
             "  --device cpu|gpu   gpu: run cuBLASLt on the H200 instead (hopper-qgmma:fast = FAST_ACCUM 1,\n"
             "                     hopper-qgmma[:promote=128] = FAST_ACCUM 0, hopper-hgmma = bf16 GEMM)\n"
-            "  --quiet            no notes on stderr\n",
+            "  --quiet, -q        no notes on stderr\n",
             fpsim_accum_names());
 }
 
@@ -195,7 +195,7 @@ int cmd_gemm(int argc, char **argv)
             usage(stdout);
             return FPSIM_EXIT_OK;
         }
-        if (!strcmp(argv[i], "--quiet")) {
+        if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
             fpsim_cli_set_quiet(1);
             continue;
         }
@@ -223,7 +223,16 @@ int cmd_gemm(int argc, char **argv)
                             fold_name);
             return FPSIM_EXIT_USAGE;
         }
+        if (strstr(model, "fold=")) {
+            fpsim_cli_error(CMD, "--fold %s and the model's own fold= ('%s') both set the fold order; give one",
+                            fold_name, model);
+            return FPSIM_EXIT_USAGE;
+        }
         acc.fold = (fpsim_fold)f;
+    }
+    if (!has_suffix(out, ".npy")) {
+        fpsim_cli_error(CMD, "--out '%s': the result is written as .npy; the name must end in .npy", out);
+        return FPSIM_EXIT_USAGE;
     }
     fpsim_format_id fa, fb;
     if (fmt_name) {
@@ -276,6 +285,13 @@ int cmd_gemm(int argc, char **argv)
                         "VEC128/BLK128x128 modes pair only with each other)");
         rc = FPSIM_EXIT_USAGE;
     }
+    /* the fold order decides only how block scales enter the sum; per-tensor scales multiply the
+     * finished accumulator, so a fold order without block scales would be ignored */
+    if (!rc && !sa.blocks && acc.fold != FPSIM_FOLD_AUTO) {
+        fpsim_cli_error(CMD, "a fold order other than auto (--fold or fold=) needs block scales (--scale-a/--scale-b "
+                             "as .npy)");
+        rc = FPSIM_EXIT_USAGE;
+    }
     if (!rc && sa.rows_per_block == 128 && sb.rows_per_block == 128 && M > 1 && N > 1) {
         fpsim_cli_error(CMD, "BLK128x128 scales on both operands: cuBLASLt on sm_90 has no such mode; give one "
                         "operand 1x128 (VEC128) scales");
@@ -298,7 +314,7 @@ int cmd_gemm(int argc, char **argv)
     if (!rc) {
         size_t shape[2] = {M, N};
         st = fpsim_npy_save(out, FPSIM_NPY_F32, 2, shape, C);
-        if (st) rc = fpsim_cli_fail_input(CMD, st);
+        if (st) rc = fpsim_cli_fail(CMD, st); /* the path was checked before: an I/O failure, exit 1 */
         else fpsim_cli_note("fpsim gemm: wrote %s (%zu x %zu, model %s)", out, M, N, acc.name);
     }
     free(A), free(B), free(C), free(sa.blocks), free(sb.blocks);

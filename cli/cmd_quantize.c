@@ -46,12 +46,12 @@ static void usage(FILE *out)
             "                      columns (quantizes the transpose: TE's columnwise copy), or\n"
             "                      both copies into groups rowwise/ and columnwise/ (.h5 only)\n"
             "  --out FILE          output .h5/.hdf5 (everything) or .npy (dequantized only)\n"
-            "  --seed N            stochastic-rounding key (default 0; recorded in the file)\n"
-            "  --stream N          stochastic-rounding stream id of this tensor (default 0)\n"
+            "  --seed N            stochastic-rounding key (default 0; recorded in the file; sr=1 only)\n"
+            "  --stream N          stochastic-rounding stream id of this tensor (default 0; sr=1 only)\n"
             "  --threads T         worker threads (default: FPSIM_THREADS or all cores);\n"
             "                      the bits do not depend on T\n"
             "  --device cpu|gpu    where to quantize (default cpu)\n"
-            "  --gzip L            HDF5 gzip level 0-9 (default 0: uncompressed)\n"
+            "  --gzip L            HDF5 gzip level 0-9 (default 0: uncompressed; not for .npy)\n"
             "  --quiet             no statistics summary on stderr\n");
 }
 
@@ -63,6 +63,7 @@ struct quantize_args {
     int threads;
     int gzip;
     int list;
+    int seed_given, stream_given, gzip_given; /* options that only some schemes or outputs use */
 };
 
 /* Parse argv; returns -1 on success, else the exit status to return. */
@@ -83,9 +84,12 @@ static int parse_args(struct quantize_args *a, int argc, char **argv)
         else if (VALUE("--dtype")) a->src.dtype = v;
         else if (VALUE("--axis")) a->axis_text = v;
         else if (VALUE("--out")) a->out = v;
-        else if (VALUE("--seed")) st = fpsim_cli_parse_u64(v, "--seed", &a->seed);
-        else if (VALUE("--stream")) {
+        else if (VALUE("--seed")) {
+            st = fpsim_cli_parse_u64(v, "--seed", &a->seed);
+            a->seed_given = 1;
+        } else if (VALUE("--stream")) {
             st = fpsim_cli_parse_u64(v, "--stream", &a->stream);
+            a->stream_given = 1;
             if (!st && a->stream > UINT32_MAX) st = fpsim_fail(FPSIM_EINVAL, "--stream: %s exceeds 2^32-1", v);
         } else if (VALUE("--threads")) st = fpsim_cli_parse_threads(v, &a->threads);
         else if (VALUE("--device")) a->device = v;
@@ -93,6 +97,7 @@ static int parse_args(struct quantize_args *a, int argc, char **argv)
             long level;
             st = fpsim_cli_parse_int(v, "--gzip", 0, 9, &level);
             a->gzip = (int)level;
+            a->gzip_given = 1;
         } else if (r < 0) return FPSIM_EXIT_USAGE;
         else if (!strcmp(argv[i], "--list")) a->list = 1;
         else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) fpsim_cli_set_quiet(1);
@@ -331,9 +336,11 @@ static fpsim_status write_hdf5(const struct quantize_args *a, const fpsim_qtenso
 static void print_summary(const struct quantize_args *a, const fpsim_qtensor *q, const char *canonical)
 {
     const fpsim_qstats *t = &q->stats;
-    fpsim_cli_note("%s  %zux%zu axis=%s: amax %.6g  sqnr %.2f dB  rel_l2 %.4g  bias %.3g  max_err %.4g",
+    /* NaN and Inf inputs have no finite error: the statistics cover the other elements, and say so */
+    fpsim_cli_note("%s  %zux%zu axis=%s: amax %.6g  sqnr %.2f dB  rel_l2 %.4g  bias %.3g  max_err %.4g%s",
                    canonical, q->rows, q->cols, q->axis == FPSIM_AXIS_COLS ? "cols" : "rows", t->amax,
-                   fpsim_qstats_sqnr_db(t), fpsim_qstats_rel_l2(t), fpsim_qstats_mean_err(t), t->max_abs_err);
+                   fpsim_qstats_sqnr_db(t), fpsim_qstats_rel_l2(t), fpsim_qstats_mean_err(t), t->max_abs_err,
+                   t->nan || t->inf ? "  (over the finite inputs only)" : "");
     fpsim_cli_note("  blocks %llu (zero %llu)  flushed %llu  saturated %llu  nan %llu  inf %llu  nan_out %llu  -> %s",
                    (unsigned long long)t->blocks, (unsigned long long)t->zero_blocks,
                    (unsigned long long)t->flushed, (unsigned long long)t->saturated,
@@ -498,6 +505,17 @@ int cmd_quantize(int argc, char **argv)
     int to_npy = has_suffix(a.out, ".npy");
     if (!to_npy && !has_suffix(a.out, ".h5") && !has_suffix(a.out, ".hdf5")) {
         fpsim_cli_error(CMD, "--out '%s': the name must end in .h5, .hdf5 or .npy", a.out);
+        return FPSIM_EXIT_USAGE;
+    }
+    /* Options that would change nothing are refused, as convert refuses --seed without --round sr:
+     * the random bits are drawn only by NVFP4's stochastic rounding, and .npy has no compression. */
+    if ((a.seed_given || a.stream_given) && !(scheme.kind == FPSIM_KIND_NVFP4 && scheme.sr)) {
+        fpsim_cli_error(CMD, "--%s has no effect: '%s' draws no random bits (only nvfp4 with sr=1 does)",
+                        a.seed_given ? "seed" : "stream", a.scheme_text);
+        return FPSIM_EXIT_USAGE;
+    }
+    if (to_npy && a.gzip_given) {
+        fpsim_cli_error(CMD, "--gzip has no effect on a .npy output ('%s'); it compresses HDF5 datasets", a.out);
         return FPSIM_EXIT_USAGE;
     }
     if (to_npy && axis == AXIS_BOTH) {

@@ -1,4 +1,5 @@
 /* main.c: `fpsim <command> [options]`, dispatching to one file per command. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +43,10 @@ int main(int argc, char **argv)
         printf("fpsim %s\n", FPSIM_VERSION);
         return 0;
     }
+    /* Over the file-size limit (ulimit -f) a write then fails with EFBIG, which every writer reports
+     * as one line and cleans up after (its temporary file removed), instead of SIGXFSZ killing the
+     * process with the temporary file left behind. */
+    signal(SIGXFSZ, SIG_IGN);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);

@@ -96,12 +96,12 @@ def main():
 
         # 1 + 2: MXFP8 E4M3 FLOOR.
         out = os.path.join(d, "mx.h5")
-        run(a.fpsim, "quantize", "--scheme", "mxfp8-e4m3:rule=floor", "--in", xin, "--out", out, "--seed", "3", "--quiet")
+        run(a.fpsim, "quantize", "--scheme", "mxfp8-e4m3:rule=floor", "--in", xin, "--out", out, "--quiet")
         with h5py.File(out, "r") as f:
             for k in ("fpsim_version", "git_commit", "command_line", "date", "scheme", "scheme_name",
                       "element_format", "scale_format", "scale_rule", "policy", "nan_policy", "axis"):
                 check(isinstance(f.attrs.get(k), str) and f.attrs[k] != "", f"attribute {k} is a non-empty str")
-            check(int(f.attrs["seed"]) == 3, "seed attribute")
+            check(int(f.attrs["seed"]) == 0, "seed attribute (the default; --seed needs sr=1)")
             check("mxfp8-e4m3" in f.attrs["command_line"], "command_line")
             check(f.attrs["scheme_name"] == "mxfp8-e4m3" and f.attrs["scale_rule"] == "floor", "scheme attributes")
             check(int(f.attrs["block_rows"]) == 1 and int(f.attrs["block_cols"]) == 32, "block shape")

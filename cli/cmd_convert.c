@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "cli_util.h"
@@ -37,9 +38,12 @@ static void usage(FILE *out)
             "       fpsim convert --decode --to FMT [--as f32|f64] [--policy P] [--in PATH] [--out PATH]\n\n"
             "Convert raw little-endian values into codes of an element format, exactly as the emulated\n"
             "implementation (policy) does. Input: stdin unless --in; output: stdout unless --out. Codes are\n"
-            "one byte each for formats of 8 bits or fewer (FP4/FP6 unpacked), two bytes little-endian for\n"
-            "bf16/f16. A path ending in .npy is read or written as NumPy .npy (shape kept; codes are saved\n"
-            "as |u1 or <u2). Files are written under a temporary name and renamed when complete.\n\n"
+            "one byte each for formats of 8 bits or fewer (FP4/FP6 unpacked: the code in the low bits, the\n"
+            "high bits zero), two bytes little-endian for bf16/f16. An input that starts with the .npy\n"
+            "magic \\x93NUMPY is read as NumPy .npy whatever its name (--in, or stdin redirected from a\n"
+            "file; a .npy arriving through a pipe is refused: give it with --in). An --out ending in .npy\n"
+            "is written as .npy (shape kept; codes are saved as |u1 or <u2). Files are written under a\n"
+            "temporary name and renamed when complete.\n\n"
             "  --to FMT        element format: %s\n"
             "  --from TYPE     source values: f32 (default), f64 (rounded once unless the policy says the\n"
             "                  emulated implementation goes through f32), bf16, f16 (widened exactly)\n"
@@ -50,13 +54,18 @@ static void usage(FILE *out)
             "  --stream S      word fpsim_sr_word(seed, stream, i) (default stream 0)\n"
             "  --sr-bits B     random bits added for sr, 1..32 (default 8 e2m1, 13 f16, 16 others);\n"
             "                  --seed, --stream and --sr-bits need --round sr\n"
-            "  --decode        codes in, values out (exact); --as / --from f32|f64 picks the output type\n"
+            "  --decode        codes in, values out (exact); --as (or --from, not both) f32|f64 picks the\n"
+            "                  output type. A .npy input must hold |u1 codes (<u2 for bf16/f16); a 4- or\n"
+            "                  6-bit code with a high bit set is refused. --round, --seed, --stream and\n"
+            "                  --sr-bits mean nothing when decoding and are refused\n"
             "  --threads T     threads (default FPSIM_THREADS or all cores); bits never depend on it\n"
             "  --device gpu    convert on the GPU (CUDA builds with a device)\n\n"
             "Exit status: 0 ok, 1 I/O failure, 2 bad usage or input (unknown names, a byte count that is\n"
-            "not a multiple of the element size, malformed .npy). With stdout as output and a pipe as\n"
-            "input, a trailing partial element is detected only at the end of the stream, after the\n"
-            "earlier chunks were written; with files nothing is written.\n",
+            "not a multiple of the element size, malformed or truncated .npy, a .npy dtype that is not the\n"
+            "one expected, an out-of-range code). An input file is checked whole before anything is\n"
+            "written. With stdout as output and a pipe as input, a trailing partial element or an\n"
+            "out-of-range code is detected only when the stream reaches it, after the earlier chunks\n"
+            "were written.\n",
             fpsim_format_names(), fpsim_policy_names(-1), fpsim_round_names());
 }
 
@@ -85,6 +94,123 @@ static size_t read_full(FILE *f, unsigned char *buf, size_t want)
         got += k;
     }
     return got;
+}
+
+/* The input: a FILE plus the bytes read ahead to look for the .npy magic. A seekable input is
+ * rewound after the look, so head is then empty; on a pipe the bytes cannot be put back and
+ * are handed out first by input_read(). */
+typedef struct input_stream {
+    FILE *f;
+    const char *name;      /* the --in path, or "stdin" */
+    unsigned char head[6]; /* read ahead, not yet consumed */
+    size_t head_len, head_pos;
+} input_stream;
+
+static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+
+/* Read up to `want` bytes (fewer only at end of file): the read-ahead bytes first. */
+static size_t input_read(input_stream *s, unsigned char *buf, size_t want)
+{
+    size_t got = 0;
+    while (got < want && s->head_pos < s->head_len)
+        buf[got++] = s->head[s->head_pos++];
+    return got + read_full(s->f, buf + got, want - got);
+}
+
+/* Whether the input starts with the .npy magic, whatever its name. A seekable input (a file,
+ * or stdin redirected from one) is rewound to where it started; a .npy on a pipe is refused,
+ * because its header would have to be parsed from bytes already taken off the stream. */
+static fpsim_status input_sniff_npy(input_stream *s, int *is_npy)
+{
+    const long start = ftell(s->f);
+    s->head_len = read_full(s->f, s->head, sizeof s->head);
+    s->head_pos = 0;
+    if (ferror(s->f))
+        return fpsim_fail(FPSIM_EIO, "error reading %s", s->name);
+    *is_npy = s->head_len == sizeof npy_magic && !memcmp(s->head, npy_magic, sizeof npy_magic);
+    if (start >= 0 && fseek(s->f, start, SEEK_SET) == 0) {
+        s->head_len = 0;
+        return FPSIM_OK;
+    }
+    clearerr(s->f);
+    if (*is_npy)
+        return fpsim_fail(FPSIM_EUNSUPPORTED,
+                          "%s is a .npy stream on a pipe (\\x93NUMPY magic): give the file with --in PATH", s->name);
+    return FPSIM_OK;
+}
+
+/* For a regular file: the bytes from the current position to the end, or -1 if unknown (a pipe). */
+static long long input_bytes_left(const input_stream *s)
+{
+    struct stat sb;
+    const long pos = ftell(s->f);
+    if (pos < 0 || fstat(fileno(s->f), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < pos)
+        return -1;
+    return (long long)(sb.st_size - pos) + (long long)(s->head_len - s->head_pos);
+}
+
+/* A .npy in a regular file must hold exactly the data its header claims: checked from the file
+ * size before anything is read or written (so a truncated file writes nothing to stdout). */
+static fpsim_status check_npy_data_size(const input_stream *s, const fpsim_npy_info *info)
+{
+    const long long have = input_bytes_left(s);
+    const unsigned long long want = (unsigned long long)info->count * info->elem_size;
+    if (have < 0)
+        return FPSIM_OK; /* a pipe: checked as the stream ends */
+    if ((unsigned long long)have < want)
+        return fpsim_fail(FPSIM_EFORMAT, "%s: truncated .npy data: %llu of %llu bytes; nothing written", s->name,
+                          (unsigned long long)have, want);
+    if ((unsigned long long)have > want)
+        return fpsim_fail(FPSIM_EFORMAT, "%s: trailing bytes after the .npy data (header says %zu elements)", s->name,
+                          info->count);
+    return FPSIM_OK;
+}
+
+/* Codes of a format narrower than a byte sit in the low bits of their byte (FP4/FP6 unpacked):
+ * a set high bit is not a code of the format. Returns the index of the first such byte, or n. */
+static size_t first_code_out_of_range(const unsigned char *codes, size_t n, unsigned bits)
+{
+    if (bits >= 8)
+        return n;
+    for (size_t i = 0; i < n; i++)
+        if (codes[i] >> bits)
+            return i;
+    return n;
+}
+
+static fpsim_status code_out_of_range(const fpsim_format *fmt, unsigned code, uint64_t index)
+{
+    return fpsim_fail(FPSIM_EDATA, "code 0x%02x at index %llu is out of range for the %u-bit format %s", code,
+                      (unsigned long long)index, (unsigned)fmt->bits, fmt->name);
+}
+
+/* Decode of a sub-byte format from a regular file: every code checked before anything is
+ * written, then the file rewound to the first code. (A pipe is checked chunk by chunk.) */
+static fpsim_status prescan_codes(input_stream *s, const fpsim_format *fmt, uint64_t count)
+{
+    const long start = ftell(s->f);
+    if (fmt->bits >= 8 || input_bytes_left(s) < 0 || start < 0)
+        return FPSIM_OK;
+    unsigned char *buf = malloc(CHUNK);
+    if (!buf)
+        return fpsim_fail(FPSIM_ENOMEM, "out of memory for the input check");
+    fpsim_status st = FPSIM_OK;
+    for (uint64_t done = 0; done < count && !st;) {
+        const size_t want = count - done < CHUNK ? (size_t)(count - done) : CHUNK;
+        const size_t got = input_read(s, buf, want);
+        const size_t bad = first_code_out_of_range(buf, got, fmt->bits);
+        if (bad < got)
+            st = code_out_of_range(fmt, buf[bad], done + bad);
+        else if (ferror(s->f))
+            st = fpsim_fail(FPSIM_EIO, "error reading %s", s->name);
+        if (got < want)
+            break; /* the size checks have said whether that is an error */
+        done += got;
+    }
+    free(buf);
+    if (!st && fseek(s->f, start, SEEK_SET) != 0)
+        st = fpsim_fail(FPSIM_EIO, "cannot rewind %s after checking its codes", s->name);
+    return st;
 }
 
 typedef struct convert_opts {
@@ -122,18 +248,52 @@ static fpsim_status run_chunk(const convert_opts *o, void *out, const void *in, 
     }
 }
 
+/* Decoding is exact: a rounding option would be silently ignored, and --from and --as both name
+ * the output type (one would silently win). Prints the error line; returns 1 if refused. */
+static int refuse_encode_options(const char *round, const char *seed, const char *stream, const char *srbits,
+                                 const char *from, const char *as)
+{
+    const char *ignored = round ? "--round" : seed ? "--seed" : stream ? "--stream" : srbits ? "--sr-bits" : NULL;
+    if (ignored) {
+        fpsim_cli_error(CMD, "%s has no effect with --decode (decoding is exact; it takes no rounding)", ignored);
+        return 1;
+    }
+    if (from && as) {
+        fpsim_cli_error(CMD, "--from %s and --as %s both name the --decode output type: give one", from, as);
+        return 1;
+    }
+    return 0;
+}
+
+static int ends_with_ignoring_case(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcasecmp(s + n - m, suffix);
+}
+
+/* A raw regular-file input whose length is not a multiple of the element size is refused
+ * before anything is written (a pipe: when the stream ends). */
+static fpsim_status check_raw_size(const input_stream *s, size_t in_size, const char *elem)
+{
+    const long long bytes = input_bytes_left(s);
+    if (bytes >= 0 && (unsigned long long)bytes % in_size)
+        return fpsim_fail(FPSIM_EDATA, "%s has %llu bytes, not a multiple of %zu (the size of one %s); nothing written",
+                          s->name, (unsigned long long)bytes, in_size, elem);
+    return FPSIM_OK;
+}
+
 /* The value type an .npy input holds, given what the user asked for (or VT_NONE if unset). */
 static fpsim_status npy_input_type(const fpsim_npy_info *info, const char *path, const convert_opts *o,
                                    enum value_type asked, enum value_type *out)
 {
     const size_t code_bytes = fpsim_format_code_bytes((fpsim_format_id)o->fmt->id);
     if (o->decode) {
-        const int ok = code_bytes == 1 ? (info->dtype == FPSIM_NPY_U8 || info->dtype == FPSIM_NPY_V1)
-                                       : (info->dtype == FPSIM_NPY_U16 || info->dtype == FPSIM_NPY_V2 ||
-                                          info->dtype == FPSIM_NPY_F16);
-        if (!ok)
+        /* Codes are unsigned integers of the code size: a float16 array (or any other type)
+         * would otherwise have its bits taken for codes. */
+        const fpsim_npy_dtype want = code_bytes == 1 ? FPSIM_NPY_U8 : FPSIM_NPY_U16;
+        if (info->dtype != want)
             return fpsim_fail(FPSIM_EFORMAT, "%s holds '%s' values, not %s codes (%s expected)", path,
-                              fpsim_npy_dtype_descr(info->dtype), o->fmt->name, code_bytes == 1 ? "|u1" : "<u2");
+                              fpsim_npy_dtype_descr(info->dtype), o->fmt->name, fpsim_npy_dtype_descr(want));
         return FPSIM_OK;
     }
     enum value_type t = VT_NONE;
@@ -209,6 +369,8 @@ int cmd_convert(int argc, char **argv)
     if ((st = fpsim_format_lookup(to, &fid)))
         return fpsim_cli_fail(CMD, st);
     o.fmt = fpsim_format_get(fid);
+    if (o.decode && refuse_encode_options(round, seed_s, stream_s, srbits_s, from, as))
+        return 2;
     fpsim_round mode = FPSIM_ROUND_DEFAULT;
     if (round && (st = fpsim_round_find(round, &mode)))
         return fpsim_cli_fail(CMD, st);
@@ -269,28 +431,29 @@ int cmd_convert(int argc, char **argv)
         return 2;
     }
 
-    /* ---- input ---- */
-    FILE *in = stdin;
-    const char *in_name = in_path ? in_path : "stdin";
-    if (in_path && !(in = fopen(in_path, "rb"))) {
+    /* ---- input: everything about it is checked before any output is written ---- */
+    input_stream in = {stdin, in_path ? in_path : "stdin", {0}, 0, 0};
+    if (in_path && !(in.f = fopen(in_path, "rb"))) {
         fpsim_cli_error(CMD, "cannot open input '%s': %s", in_path, strerror(errno));
         return 2;
     }
     struct stat in_sb;
-    if (in_path && fstat(fileno(in), &in_sb) == 0 && S_ISDIR(in_sb.st_mode)) {
+    if (in_path && fstat(fileno(in.f), &in_sb) == 0 && S_ISDIR(in_sb.st_mode)) {
         fpsim_cli_error(CMD, "input '%s' is a directory", in_path);
-        fclose(in);
+        fclose(in.f);
         return 2;
     }
-    int in_npy = in_path && ends_with(in_path, ".npy");
+    int in_npy = 0;
     fpsim_npy_info info;
     memset(&info, 0, sizeof info);
-    if (in_npy) {
+    st = input_sniff_npy(&in, &in_npy);
+    /* A name that says .npy without the magic is a damaged .npy, not raw data. */
+    if (!st && !in_npy && in_path && ends_with_ignoring_case(in_path, ".npy"))
+        st = fpsim_fail(FPSIM_EFORMAT, "%s: not a .npy file (no \\x93NUMPY magic)", in_path);
+    if (!st && in_npy) {
         enum value_type t = asked;
-        if ((st = fpsim_npy_read_header(in, in_path, &info)) || (st = npy_input_type(&info, in_path, &o, asked, &t))) {
-            fclose(in);
-            return fpsim_cli_fail_input(CMD, st);
-        }
+        if (!(st = fpsim_npy_read_header(in.f, in.name, &info)) && !(st = npy_input_type(&info, in.name, &o, asked, &t)))
+            st = check_npy_data_size(&in, &info);
         if (!o.decode)
             asked = t;
     }
@@ -298,21 +461,17 @@ int cmd_convert(int argc, char **argv)
     const size_t code_bytes = fpsim_format_code_bytes(fid);
     const size_t in_size = o.decode ? code_bytes : value_size[o.vtype];
     const size_t out_size = o.decode ? value_size[o.vtype] : code_bytes;
-
-    /* A regular-file raw input whose length is not a multiple of the element size is refused
-     * before anything is written. */
-    struct stat sb;
-    if (!in_npy && fstat(fileno(in), &sb) == 0 && S_ISREG(sb.st_mode)) {
-        const long long pos = ftell(in) < 0 ? 0 : ftell(in);
-        const unsigned long long bytes = (unsigned long long)sb.st_size - (unsigned long long)pos;
-        if (bytes % in_size) {
-            fpsim_cli_error(CMD, "%s has %llu bytes, not a multiple of %zu (the size of one %s %s); nothing written",
-                            in_name, bytes, in_size, o.decode ? o.fmt->name : value_names[o.vtype],
-                            o.decode ? "code" : "value");
-            if (in != stdin)
-                fclose(in);
-            return 2;
-        }
+    if (!st && !in_npy) {
+        char elem[64];
+        snprintf(elem, sizeof elem, "%s %s", o.decode ? o.fmt->name : value_names[o.vtype], o.decode ? "code" : "value");
+        st = check_raw_size(&in, in_size, elem);
+    }
+    if (!st && o.decode)
+        st = prescan_codes(&in, o.fmt, in_npy ? (uint64_t)info.count : UINT64_MAX);
+    if (st) {
+        if (in.f != stdin)
+            fclose(in.f);
+        return fpsim_cli_fail(CMD, st);
     }
 
     /* ---- output ---- */
@@ -320,8 +479,8 @@ int cmd_convert(int argc, char **argv)
     char tmp[4096] = "";
     const int out_npy = out_path && ends_with(out_path, ".npy");
     if (out_path && (st = fpsim_file_open_temp(&out, tmp, sizeof tmp, out_path))) {
-        if (in != stdin)
-            fclose(in);
+        if (in.f != stdin)
+            fclose(in.f);
         return fpsim_cli_fail_input(CMD, st);
     }
     if (out_path)
@@ -351,15 +510,22 @@ int cmd_convert(int argc, char **argv)
             want = (size_t)(limit - done) * in_size;
         if (want == 0)
             break;
-        const size_t got = read_full(in, ibuf, want);
-        if (ferror(in)) {
-            st = fpsim_fail(FPSIM_EIO, "error reading %s", in_name);
+        const size_t got = input_read(&in, ibuf, want);
+        if (ferror(in.f)) {
+            st = fpsim_fail(FPSIM_EIO, "error reading %s", in.name);
             break;
         }
         const size_t n = got / in_size;
         if (got % in_size) {
-            st = fpsim_fail(FPSIM_EDATA, "%s ends with a partial element: %llu bytes, not a multiple of %zu", in_name,
+            st = fpsim_fail(FPSIM_EDATA, "%s ends with a partial element: %llu bytes, not a multiple of %zu", in.name,
                             (unsigned long long)(done * in_size + got), in_size);
+            bad_input = 1;
+            break;
+        }
+        /* Checked here too for a pipe, which prescan_codes could not read ahead. */
+        const size_t bad = o.decode ? first_code_out_of_range(ibuf, n, o.fmt->bits) : n;
+        if (bad < n) {
+            st = code_out_of_range(o.fmt, ibuf[bad], done + bad);
             bad_input = 1;
             break;
         }
@@ -372,23 +538,23 @@ int cmd_convert(int argc, char **argv)
         done += n;
         if (got < want) {
             if (in_npy) {
-                st = fpsim_fail(FPSIM_EFORMAT, "%s: truncated .npy data: %llu of %zu elements", in_name,
+                st = fpsim_fail(FPSIM_EFORMAT, "%s: truncated .npy data: %llu of %zu elements", in.name,
                                 (unsigned long long)done, info.count);
                 bad_input = 1;
             }
             break;
         }
     }
-    if (!st && in_npy && fgetc(in) != EOF) {
-        st = fpsim_fail(FPSIM_EFORMAT, "%s: trailing bytes after the .npy data (header says %zu elements)", in_name,
+    if (!st && in_npy && fgetc(in.f) != EOF) {
+        st = fpsim_fail(FPSIM_EFORMAT, "%s: trailing bytes after the .npy data (header says %zu elements)", in.name,
                         info.count);
         bad_input = 1;
     }
     free(ibuf);
     free(obuf);
-    if (in != stdin)
-        fclose(in);
-    in = stdin;
+    if (in.f != stdin)
+        fclose(in.f);
+    in.f = stdin;
     /* A raw input written to .npy learns its length only now: rewrite the 1-D header in place
      * (always 128 bytes long, whatever the count). */
     if (!st && out_npy && !in_npy) {
@@ -422,8 +588,8 @@ int cmd_convert(int argc, char **argv)
 
 fail_io:
     fpsim_cli_remove_on_signal(NULL);
-    if (in != stdin)
-        fclose(in);
+    if (in.f != stdin)
+        fclose(in.f);
     if (out_path) {
         fclose(out);
         fpsim_file_discard(tmp);

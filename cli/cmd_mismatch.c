@@ -1,9 +1,12 @@
 /* cmd_mismatch.c: `fpsim mismatch`: generator/trainer mismatch, token by token and layer by layer
  * (docs/mismatch.md). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_capture.h"
 #include "cli_util.h"
@@ -48,11 +51,54 @@ static void usage(FILE *out)
             "  --temperature X  sampling temperature (default 1); --top-p X nucleus (default 1)\n"
             "  --no-attribution skip the per-layer / per-part swaps\n"
             "  --threads T      threads (same bits on any count)\n"
-            "  --plot FILE      draw the plots of a mismatch file into --plots DIR (default plots)\n"
+            "  --plot FILE      draw the plots of a mismatch file into --plots DIR (default plots), and\n"
+            "                   nothing else: run options beside it are refused\n"
             "  --from FILE      a PyTorch capture (scripts/capture_torch.py): its model and weights\n"
             "                   (no pretraining) and its batch's sequences as --tokens; prints fpsim\n"
             "                   FP32 vs PyTorch per tensor first\n"
-            "  --quiet          no notes, no table\n");
+            "  --quiet          no notes, no table\n\n"
+            "Options that would have no effect are refused (exit 2): --sample or --top-p with --tokens\n"
+            "or --from, --pretrain with --from. So is a token file in which no token is scored.\n");
+}
+
+/* --plot FILE: an existing readable file, not a directory (a missing one is bad input, exit 2,
+ * not a failure of the plotting). */
+static fpsim_status check_plot_input(const char *h5)
+{
+    struct stat sb;
+    if (stat(h5, &sb) != 0)
+        return fpsim_fail(FPSIM_EINVAL, "--plot '%s': %s", h5, strerror(errno));
+    if (S_ISDIR(sb.st_mode))
+        return fpsim_fail(FPSIM_EINVAL, "--plot '%s' is a directory, not a mismatch file", h5);
+    if (access(h5, R_OK) != 0)
+        return fpsim_fail(FPSIM_EINVAL, "--plot '%s' is not readable: %s", h5, strerror(errno));
+    return FPSIM_OK;
+}
+
+/* --plots DIR: an existing directory, or a new one, that a file can really be created in (a
+ * probe file, created and removed: access() says yes to root even on a read-only mount).
+ * Checked before the plot data is read, so a bad DIR fails at once (exit 2), not at its end. */
+static fpsim_status check_plots_dir(const char *dir)
+{
+    struct stat sb;
+    char probe[4096];
+    if (stat(dir, &sb) == 0) {
+        if (!S_ISDIR(sb.st_mode))
+            return fpsim_fail(FPSIM_EINVAL, "--plots '%s' exists and is not a directory", dir);
+        snprintf(probe, sizeof probe, "%s/plots-probe", dir);
+    } else if (errno == ENOENT) {
+        snprintf(probe, sizeof probe, "%s", dir); /* a temporary beside it: its parent is writable */
+        for (size_t n = strlen(probe); n > 1 && probe[n - 1] == '/'; n--)
+            probe[n - 1] = '\0';
+    } else {
+        return fpsim_fail(FPSIM_EINVAL, "--plots '%s': %s", dir, strerror(errno));
+    }
+    if (fpsim_file_check_writable(probe) != FPSIM_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", fpsim_last_error());
+        return fpsim_fail(FPSIM_EINVAL, "--plots '%s' cannot be written (%s)", dir, why);
+    }
+    return FPSIM_OK;
 }
 
 static void on_progress(void *ctx, const char *what)
@@ -135,6 +181,41 @@ static void print_table(const fpsim_mm_run *r)
     }
 }
 
+/* --plot only draws an existing file: a run option beside it would be silently ignored, and so
+ * would --plots without --plot. Prints the error line; returns 1 if refused. */
+static int refuse_with_plot(const char *plot, const char *run_option)
+{
+    if (!plot) {
+        fpsim_cli_error(CMD, "--plots DIR needs --plot FILE (it names where the plots of FILE go)");
+        return 1;
+    }
+    if (run_option) {
+        fpsim_cli_error(CMD, "%s has no effect with --plot, which draws an existing mismatch file (run first, "
+                        "then plot)", run_option);
+        return 1;
+    }
+    return 0;
+}
+
+/* Options that given sequences make meaningless: --sample (the number of sequences sampled),
+ * --top-p (a sampling filter) with --tokens or --from, and --pretrain with --from (a capture's
+ * weights are used as they are). Prints the error line; returns 1 if refused. */
+static int refuse_ignored_run_options(const char *tokens, const char *from, int sample_given, int pretrain_given,
+                                      int top_p_given)
+{
+    const char *given = tokens ? "--tokens" : from ? "--from" : NULL;
+    const char *ignored = !given ? NULL : sample_given ? "--sample" : top_p_given ? "--top-p" : NULL;
+    if (ignored) {
+        fpsim_cli_error(CMD, "%s has no effect with %s: the sequences are given, not sampled", ignored, given);
+        return 1;
+    }
+    if (from && pretrain_given) {
+        fpsim_cli_error(CMD, "--pretrain has no effect with --from: the capture's weights are used as they are");
+        return 1;
+    }
+    return 0;
+}
+
 int cmd_mismatch(int argc, char **argv)
 {
     if (fpsim_cli_wants_help(argc, argv)) {
@@ -144,9 +225,11 @@ int cmd_mismatch(int argc, char **argv)
     fpsim_mm_config cfg;
     fpsim_mm_config_default(&cfg);
     const char *gen = NULL, *train = NULL, *tokens = NULL, *out = NULL, *model = NULL;
-    const char *plot = NULL, *plots_dir = "plots", *from = NULL;
-    int suite = 0, quiet = 0;
+    const char *plot = NULL, *plots_dir = NULL, *from = NULL;
+    const char *run_option = NULL; /* the first option of a run (none of them means anything to --plot) */
+    int suite = 0, quiet = 0, sample_given = 0, pretrain_given = 0, top_p_given = 0;
     for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i]; /* "--name" or "--name=VALUE" (i moves past a separate value) */
         const char *v = NULL;
         int k;
         long n;
@@ -162,32 +245,39 @@ int cmd_mismatch(int argc, char **argv)
             if (k < 0) return 2;
             tokens = v;
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--sample", &v))) {
-            if (k < 0 || fpsim_cli_parse_int(v, "--sample", 1, 1 << 20, &n)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            if (k < 0) return 2;
+            if (fpsim_cli_parse_int(v, "--sample", 1, 1 << 20, &n)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
             cfg.samples = (size_t)n;
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--steps", &v))) {
-            if (k < 0 || fpsim_cli_parse_int(v, "--steps", 1, 100000, &n)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            if (k < 0) return 2;
+            if (fpsim_cli_parse_int(v, "--steps", 1, 100000, &n)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
             cfg.steps = (int)n;
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--pretrain", &v))) {
-            if (k < 0 || fpsim_cli_parse_int(v, "--pretrain", 0, 1000000, &n)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            if (k < 0) return 2;
+            if (fpsim_cli_parse_int(v, "--pretrain", 0, 1000000, &n)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
             cfg.pretrain_steps = (int)n;
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--out", &v))) {
             if (k < 0) return 2;
             out = v;
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--seed", &v))) {
-            if (k < 0 || fpsim_cli_parse_u64(v, "--seed", &u)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            if (k < 0) return 2;
+            if (fpsim_cli_parse_u64(v, "--seed", &u)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
             cfg.seed = u;
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--model", &v))) {
             if (k < 0) return 2;
             model = v;
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--temperature", &v))) {
-            if (k < 0 || fpsim_cli_parse_double(v, "--temperature", &d)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            if (k < 0) return 2;
+            if (fpsim_cli_parse_double(v, "--temperature", &d)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
             cfg.temperature = d;
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--top-p", &v))) {
-            if (k < 0 || fpsim_cli_parse_double(v, "--top-p", &d)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            if (k < 0) return 2;
+            if (fpsim_cli_parse_double(v, "--top-p", &d)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
             cfg.top_p = d;
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--threads", &v))) {
             int t;
-            if (k < 0 || fpsim_cli_parse_threads(v, &t)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            if (k < 0) return 2;
+            if (fpsim_cli_parse_threads(v, &t)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
             cfg.threads = t;
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--plot", &v))) {
             if (k < 0) return 2;
@@ -207,13 +297,23 @@ int cmd_mismatch(int argc, char **argv)
         } else {
             return fpsim_cli_unknown_option(CMD, argv[i]);
         }
+        if (!run_option && strncmp(opt, "--plot", 6) && strcmp(opt, "--quiet"))
+            run_option = opt;
+        sample_given |= !strncmp(opt, "--sample", 8);
+        pretrain_given |= !strncmp(opt, "--pretrain", 10);
+        top_p_given |= !strncmp(opt, "--top-p", 7);
     }
     fpsim_cli_set_quiet(quiet);
-    if (plot) {
+    if (plot || plots_dir) {
+        if (refuse_with_plot(plot, run_option)) return 2;
+        if (!plots_dir) plots_dir = "plots";
+        fpsim_status st;
+        if ((st = check_plot_input(plot)) || (st = check_plots_dir(plots_dir))) return fpsim_cli_fail_input(CMD, st);
         setenv("FPSIM_PLOT_SCRIPTS", FPSIM_SOURCE_DIR "/scripts/plot", 0); /* unless the user set it */
-        fpsim_status st = fpsim_mismatch_plot(plot, plots_dir, "png");
+        st = fpsim_mismatch_plot(plot, plots_dir, "png");
         return st ? fpsim_cli_fail(CMD, st) : 0;
     }
+    if (refuse_ignored_run_options(tokens, from, sample_given, pretrain_given, top_p_given)) return 2;
     static fpsim_capture capture; /* --from: the model the run starts from */
     if (from) {
         if (model || tokens) {

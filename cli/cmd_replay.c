@@ -17,6 +17,13 @@
 
 static const char *const CMD = "replay";
 
+/* The results file is HDF5: its name says so (as quantize requires of its .h5 output). */
+static int has_h5_suffix(const char *path)
+{
+    size_t n = strlen(path);
+    return (n > 3 && !strcmp(path + n - 3, ".h5")) || (n > 5 && !strcmp(path + n - 5, ".hdf5"));
+}
+
 /* FPSIM_THREADS, else the online cores. */
 static int default_threads(void)
 {
@@ -51,11 +58,14 @@ static void usage(FILE *out)
             "                   hopper-qgmma:promote=N, hopper-hgmma, mma-sync-fp8 (docs/replay.md)\n"
             "  --steps N        optimizer steps (default 2)\n"
             "  --model SPEC     model spec, e.g. layers=4,d=256,heads=4,ffn=768,vocab=128,seq=128,batch=4\n"
+            "                   (unset keys keep the default; kv_heads unset = heads, plain multi-head\n"
+            "                   attention; seq must hold one problem of the task, vocab >= 16)\n"
             "  --from PATH      start from a PyTorch capture (scripts/capture_torch.py; docs/model.md,\n"
             "                   \"Capture\"): its model, weights and batch (every step), no pretraining;\n"
-            "                   prints fpsim FP32 vs PyTorch per tensor first; --steps defaults to 1\n"
+            "                   prints fpsim FP32 vs PyTorch per tensor first; --steps defaults to 1;\n"
+            "                   --model and --pretrain are refused with it\n"
             "  --seed S         seed of stochastic rounding and of the task's data (default 1)\n"
-            "  --out PATH       results file (default results.h5; written after every step)\n"
+            "  --out PATH       results file, .h5 or .hdf5 (default results.h5; written after every step)\n"
             "  --threads T      threads (default: FPSIM_THREADS or all cores; same bits on any count)\n"
             "  --bias-variance  also sweep a summed weight gradient over N = 64..65536 tokens under\n"
             "                   RNE and stochastic rounding (E4M3, NVFP4, NVFP4+RHT)\n"
@@ -65,7 +75,7 @@ static void usage(FILE *out)
             "                   the replay starts from a trained state rather than random init\n"
             "  --no-local       skip the local view (halves the recipe GEMM work)\n"
             "  --no-plots       do not run `fpsim plot` at the end\n"
-            "  --plots DIR      plot directory (default plots)\n"
+            "  --plots DIR      plot directory (default plots; checked, or created, before the run)\n"
             "  --format F       plot format, png (default) or svg\n"
             "  --quiet          no notes, no progress bar, no table\n",
             FPSIM_REPLAY_PRETRAIN);
@@ -185,7 +195,7 @@ int cmd_replay(int argc, char **argv)
     uint64_t bv_tokens = 65536;
     const char *recipes[FPSIM_REPLAY_MAX_RECIPES];
     const char *accum = NULL, *from = NULL;
-    int steps_given = 0;
+    int steps_given = 0, pretrain_given = 0;
     static fpsim_capture capture; /* --from: lives as long as the replay reads its batch */
     static char accum_recipes[FPSIM_REPLAY_MAX_RECIPES][FPSIM_SCHEME_TEXT_MAX];
     for (int i = 1; i < argc; i++) {
@@ -217,6 +227,7 @@ int cmd_replay(int argc, char **argv)
             if (k < 0) return 2;
             if (fpsim_cli_parse_int(v, "--pretrain", 0, 100000, &n)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
             cfg.pretrain_steps = (int)n;
+            pretrain_given = 1;
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--model", &v))) {
             if (k < 0) return 2;
             model_spec = v;
@@ -263,6 +274,10 @@ int cmd_replay(int argc, char **argv)
         }
     }
     fpsim_cli_set_quiet(quiet);
+    if (!has_h5_suffix(out)) {
+        fpsim_cli_error(CMD, "--out '%s': the name must end in .h5 or .hdf5 (the results file is HDF5)", out);
+        return 2;
+    }
     if (nrec) {
         for (int i = 0; i < nrec; i++) cfg.recipes[i] = recipes[i];
         cfg.nrecipes = nrec;
@@ -282,6 +297,10 @@ int cmd_replay(int argc, char **argv)
             fpsim_cli_error(CMD, "--from and --model conflict: the capture fixes the model");
             return 2;
         }
+        if (pretrain_given) { /* it would be ignored: the capture's weights are the starting point */
+            fpsim_cli_error(CMD, "--from and --pretrain conflict: the replay starts from the capture's weights");
+            return 2;
+        }
         fpsim_status st = fpsim_capture_load(&capture, from);
         if (st) return fpsim_cli_fail_input(CMD, st);
         if (!quiet && (st = fpsim_cli_print_capture_diffs(&capture, from))) return fpsim_cli_fail(CMD, st);
@@ -298,6 +317,7 @@ int cmd_replay(int argc, char **argv)
     /* Unwritable output: found before the run, not after it. */
     fpsim_status st = fpsim_file_check_writable(out);
     if (st) return fpsim_cli_fail_input(CMD, st);
+    if (!no_plots && plot_check_outdir(CMD, "--plots", plots, 0)) return 2;
 
     replay_cli c;
     memset(&c, 0, sizeof c);

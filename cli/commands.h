@@ -24,4 +24,10 @@ int bench_gemm(int argc, char **argv);
 int verify_formats(int argc, char **argv);
 int verify_gemm(int argc, char **argv);
 
+/* cli/cmd_plot.c: check, before a long run, that plots can be written to `dir`: an existing
+ * directory a file can be created in, or a missing one that can be created (kept when
+ * keep_created, else removed again). Otherwise prints "fpsim CMD: OPTION 'DIR' ..." (one line)
+ * and returns 2; 0 when it can. */
+int plot_check_outdir(const char *cmd, const char *option, const char *dir, int keep_created);
+
 #endif

@@ -47,11 +47,15 @@ static void usage(FILE *out)
             "  --device cpu   (default) worked examples of formats-spec.md §11, the threaded array path\n"
             "                 against the scalar core, block-level worked examples\n"
             "  --device gpu   every CUDA kernel against the CPU emulator, byte for byte\n"
-            "  --full         gpu: every float32 input (2^32) instead of a 2^24 sample\n"
-            "  --large        gpu: block quantizers also on 4096 x 8192 tensors\n"
-            "  --only TEXT    only the cases whose name contains TEXT (e.g. e4m3/nv, mxfp8)\n"
+            "  --full         gpu only: every float32 input (2^32) instead of a 2^24 sample\n"
+            "  --large        gpu only: block quantizers also on 4096 x 8192 tensors\n"
+            "  --only TEXT    only the cases whose name contains TEXT: element cases are named\n"
+            "                 FORMAT/POLICY/MODE (e4m3/nv/rne; `fpsim formats` lists formats and\n"
+            "                 policies), block cases by scheme text (mxfp8-e4m3:rule=floor); a row\n"
+            "                 whose name contains TEXT runs whole. E.g. --only e4m3/nv, --only mxfp8.\n"
+            "                 A TEXT that matches no case is an error (exit 2)\n"
             "  --threads N    CPU threads for the emulator side (default: all cores)\n"
-            "  --no-elements, --no-blocks   skip one half\n");
+            "  --no-elements, --no-blocks   skip the element formats or the block quantizers (not both)\n");
 }
 
 typedef struct table {
@@ -126,18 +130,56 @@ static const worked worked_examples[] = {
     {"bf16", "nv", 0x807FFFFFu, 0x8080, 0},      {"bf16", "nv", 0x7F7FFFFFu, 0x7F80, 0},
 };
 
-static void check_worked(table *t)
+/* --only: a case runs when TEXT is in its own name or in the name of its row (which then runs
+ * whole), as on the GPU (gpu/verify_elements.c, gpu/verify_blocks.c). */
+static int case_selected(const char *only, const char *row_name, const char *case_name)
+{
+    return !only || strstr(row_name, only) || strstr(case_name, only);
+}
+
+static const char *const worked_row_name = "worked examples, element formats (§11)";
+
+/* A worked example's case name, FORMAT/POLICY/MODE as the GPU names its element cases; *s is
+ * its spec. Returns 0 if the spec cannot be made (the example then fails, named FORMAT/POLICY). */
+static int worked_case(const worked *w, fpsim_spec *s, char *name, size_t cap)
+{
+    fpsim_format_id f;
+    const int ok = fpsim_format_lookup(w->fmt, &f) == FPSIM_OK &&
+                   fpsim_spec_make(s, f, w->policy, FPSIM_ROUND_DEFAULT, 0) == FPSIM_OK;
+    if (ok)
+        snprintf(name, cap, "%s/%s/%s", w->fmt, w->policy, fpsim_round_name(s->round));
+    else
+        snprintf(name, cap, "%s/%s", w->fmt, w->policy);
+    fpsim_clear_error();
+    return ok;
+}
+
+static size_t worked_selected_count(const char *only)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof worked_examples / sizeof worked_examples[0]; i++) {
+        fpsim_spec s;
+        char name[96];
+        worked_case(&worked_examples[i], &s, name, sizeof name);
+        n += case_selected(only, worked_row_name, name);
+    }
+    return n;
+}
+
+static void check_worked(table *t, const char *only)
 {
     double t0 = now_s();
     uint64_t bad = 0, n = 0;
     char note[160] = "";
     for (size_t i = 0; i < sizeof worked_examples / sizeof worked_examples[0]; i++) {
         const worked *w = &worked_examples[i];
-        fpsim_format_id f;
         fpsim_spec s;
+        char name[96];
+        const int made = worked_case(w, &s, name, sizeof name);
+        if (!case_selected(only, worked_row_name, name))
+            continue;
         uint32_t got = 0xFFFFFFFFu;
-        if (fpsim_format_lookup(w->fmt, &f) == FPSIM_OK &&
-            fpsim_spec_make(&s, f, w->policy, FPSIM_ROUND_DEFAULT, 0) == FPSIM_OK) {
+        if (made) {
             uint32_t bits = w->from_bf16 ? fpsim_bf16_to_f32_bits(w->in) : w->in;
             got = fpsim_round_f32(bits, &s, 0);
         }
@@ -149,7 +191,7 @@ static void check_worked(table *t)
         }
     }
     fpsim_clear_error();
-    table_row(t, "worked examples, element formats (§11)", n, bad, now_s() - t0, note, 0);
+    table_row(t, worked_row_name, n, bad, now_s() - t0, note, 0);
 }
 
 static uint64_t mix64(uint64_t z)
@@ -158,6 +200,37 @@ static uint64_t mix64(uint64_t z)
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
+}
+
+static void array_row_name(char *name, size_t cap, const fpsim_format *fmt)
+{
+    snprintf(name, cap, "array vs scalar core: %s (all policies, modes)", fmt->name);
+}
+
+/* Whether format f, policy p, mode m is a spec (fpsim_spec_make accepts it) and selected by
+ * --only through its case name FORMAT/POLICY/MODE or its row name. */
+static int array_case(int f, int p, int m, fpsim_spec *s, const char *only)
+{
+    const fpsim_format *fmt = fpsim_format_get((fpsim_format_id)f);
+    const int made = fpsim_spec_make(s, (fpsim_format_id)f, fpsim_policy_name(p), (fpsim_round)m, 0) == FPSIM_OK;
+    fpsim_clear_error();
+    if (!made)
+        return 0;
+    char row[96], name[96];
+    array_row_name(row, sizeof row, fmt);
+    snprintf(name, sizeof name, "%s/%s/%s", fmt->name, fpsim_policy_name(p), fpsim_round_name((fpsim_round)m));
+    return case_selected(only, row, name);
+}
+
+static size_t array_selected_count(const char *only, int f)
+{
+    size_t n = 0;
+    for (int p = 0; p < fpsim_policy_count(); p++)
+        for (int m = 0; m < FPSIM_ROUND_COUNT; m++) {
+            fpsim_spec s;
+            n += array_case(f, p, m, &s, only);
+        }
+    return n;
 }
 
 /* Array path (threaded) vs scalar core, per format, over every policy and mode. */
@@ -187,8 +260,10 @@ static void check_array_vs_scalar(table *t, int threads, const char *only)
     for (int f = 0; f < FPSIM_FORMAT_COUNT; f++) {
         const fpsim_format *fmt = fpsim_format_get((fpsim_format_id)f);
         char name[96];
-        snprintf(name, sizeof name, "array vs scalar core: %s (all policies, modes)", fmt->name);
-        if (only && !strstr(name, only)) continue;
+        array_row_name(name, sizeof name, fmt);
+        if (array_selected_count(only, f) == 0) continue;
+        if (only && !strstr(name, only))
+            snprintf(name, sizeof name, "array vs scalar core: %s (cases with '%.20s')", fmt->name, only);
         uint64_t inputs = 0, bad = 0;
         char note[160] = "";
         double t0 = now_s();
@@ -196,7 +271,7 @@ static void check_array_vs_scalar(table *t, int threads, const char *only)
         for (int p = 0; p < fpsim_policy_count(); p++) {
             for (int m = 0; m < FPSIM_ROUND_COUNT; m++) {
                 fpsim_spec s;
-                if (fpsim_spec_make(&s, (fpsim_format_id)f, fpsim_policy_name(p), (fpsim_round)m, 0) != FPSIM_OK) continue;
+                if (!array_case(f, p, m, &s, only)) continue;
                 if (fpsim_convert_f32(a, (const float *)x, n, &s, seed, stream, 1000, threads) != FPSIM_OK) {
                     bad++;
                     continue;
@@ -243,6 +318,25 @@ static void check_array_vs_scalar(table *t, int threads, const char *only)
         table_row(t, name, inputs, bad, now_s() - t0, note, 0);
     }
     free(x), free(a), free(b), free(da), free(codes);
+}
+
+static const char *const block_row_name = "worked examples, block quantizers (§11 #16,19,22-24)";
+
+/* The schemes check_block_examples runs: --only selects the row by one of these or its name. */
+static const char *const block_example_schemes[] = {
+    "mxfp8-e4m3:rule=floor",    "mxfp8-e4m3:rule=rceil",         "nvfp4",
+    "fp8-block:scale=te-pow2",  "fp8-block:scale=te-fp32",       "fp8-block:scale=deepgemm-fp32",
+    "fp8-block:scale=deepgemm-ue8m0",
+};
+
+static int block_examples_selected(const char *only)
+{
+    if (!only || strstr(block_row_name, only))
+        return 1;
+    for (size_t i = 0; i < sizeof block_example_schemes / sizeof block_example_schemes[0]; i++)
+        if (strstr(block_example_schemes[i], only))
+            return 1;
+    return 0;
 }
 
 /* Block-level worked examples (formats-spec.md §11 #16, #19, #22-24: transcribed from the cited
@@ -328,17 +422,44 @@ static void check_block_examples(table *t)
 #undef EXPECT
     fpsim_qtensor_free(&q);
     fpsim_clear_error();
-    table_row(t, "worked examples, block quantizers (§11 #16,19,22-24)", n, bad, now_s() - t0, note, 0);
+    table_row(t, block_row_name, n, bad, now_s() - t0, note, 0);
 }
 
-static int verify_cpu(int threads, const char *only)
+/* The number of CPU cases that --only selects in the enabled halves (all when only is NULL). */
+static size_t cpu_selected_count(const char *only, int elements, int blocks)
 {
+    size_t n = 0;
+    if (elements) {
+        n += worked_selected_count(only);
+        for (int f = 0; f < FPSIM_FORMAT_COUNT; f++)
+            n += array_selected_count(only, f);
+    }
+    if (blocks)
+        n += (size_t)block_examples_selected(only);
+    return n;
+}
+
+/* "--only TEXT matches no check": one line naming TEXT and where the names come from. */
+static int only_matches_nothing(const char *only, const char *device)
+{
+    fpsim_cli_error(CMD,
+                    "--only '%s' matches no check on the %s; case names are FORMAT/POLICY/MODE (e.g. e4m3/nv/rne, "
+                    "see `fpsim formats`) or block scheme texts (e.g. mxfp8-e4m3:rule=floor), and rows as in "
+                    "`fpsim verify`'s table",
+                    only, device);
+    return FPSIM_EXIT_USAGE;
+}
+
+static int verify_cpu(int threads, const char *only, int elements, int blocks)
+{
+    if (only && cpu_selected_count(only, elements, blocks) == 0)
+        return only_matches_nothing(only, "cpu");
     table t = {0, 0, 0, 0};
     printf("fpsim verify --device cpu: CPU emulators against measured examples and the scalar core\n");
     table_header();
-    if (!only || strstr("worked examples", only)) check_worked(&t);
-    check_array_vs_scalar(&t, threads, only);
-    if (!only || strstr("worked examples", only)) check_block_examples(&t);
+    if (elements && worked_selected_count(only)) check_worked(&t, only);
+    if (elements) check_array_vs_scalar(&t, threads, only);
+    if (blocks && block_examples_selected(only)) check_block_examples(&t);
     printf("%llu checks, %llu failed, %llu mismatches\n", (unsigned long long)t.rows, (unsigned long long)t.failed,
            (unsigned long long)t.mismatches);
     return t.failed ? FPSIM_EXIT_FAILURE : FPSIM_EXIT_OK;
@@ -394,6 +515,9 @@ static int verify_gpu(int threads, const char *only, int full, int large, int el
         if (!full) printf("; --full would take about %.0f s (x 256)", g.f32_seconds * 256.0);
         printf("\n");
     }
+    /* The GPU's case names are made by the GPU library as it runs: a filter that matched none
+     * is known only now (nothing was checked, so nothing was spent). */
+    if (only && g.t.rows == 0) return only_matches_nothing(only, "gpu");
     printf("%llu checks, %llu failed, %llu skipped, %llu mismatches\n", (unsigned long long)g.t.rows,
            (unsigned long long)g.t.failed, (unsigned long long)g.t.skipped, (unsigned long long)g.t.mismatches);
     return g.t.failed ? FPSIM_EXIT_FAILURE : FPSIM_EXIT_OK;
@@ -433,10 +557,23 @@ int verify_formats(int argc, char **argv)
         }
     }
     if (threads <= 0) threads = fpsim_threads_default();
-    if (!strcmp(device, "cpu")) return verify_cpu(threads, only);
-    if (strcmp(device, "gpu")) {
+    if (strcmp(device, "cpu") && strcmp(device, "gpu")) {
         fpsim_cli_error(CMD, "unknown device '%s'; valid: cpu, gpu", device);
         return FPSIM_EXIT_USAGE;
+    }
+    if (!elements && !blocks) {
+        fpsim_cli_error(CMD, "--no-elements and --no-blocks together leave nothing to check");
+        return FPSIM_EXIT_USAGE;
+    }
+    if (!strcmp(device, "cpu")) {
+        /* The CPU self-check has no float32 sweep to widen and no large tensors: refuse rather
+         * than report a run that did not do what was asked. */
+        if (full || large) {
+            fpsim_cli_error(CMD, "%s applies to --device gpu only (the CPU self-check has %s)", full ? "--full" : "--large",
+                            full ? "no float32 sweep to widen" : "no large-tensor cases");
+            return FPSIM_EXIT_USAGE;
+        }
+        return verify_cpu(threads, only, elements, blocks);
     }
 #ifdef FPSIM_HAVE_CUDA
     return verify_gpu(threads, only, full, large, elements, blocks);

@@ -8,15 +8,18 @@
  *   fraction of outputs reproduced bit for bit (NaN matches NaN) and the largest ulp distance
  *   otherwise; plus a swamping probe that reads the promotion interval off one output. Exits 1
  *   if a configuration whose order the model knows (marked "pinned") is below 100%. */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "cli_util.h"
 #include "commands.h"
+#include "fpsim_file.h"
 #include "fpsim_gemm.h"
 #include "fpsim_npy.h"
 #ifdef FPSIM_HAVE_CUDA
@@ -375,10 +378,13 @@ static int verify_gpu(uint64_t seed, int threads, int quick, const char *md_path
         fpsim_cli_error(CMD, "%s", fpsim_last_error());
         return FPSIM_EXIT_USAGE;
     }
+    /* The markdown table is written under a temporary name and renamed when complete. */
     FILE *md = NULL;
-    if (md_path && !(md = fopen(md_path, "w"))) {
-        fpsim_cli_error(CMD, "cannot write '%s'", md_path);
-        return FPSIM_EXIT_USAGE;
+    char md_tmp[4096] = "";
+    if (md_path) {
+        fpsim_status st = fpsim_file_open_temp(&md, md_tmp, sizeof md_tmp, md_path);
+        if (st) return fpsim_cli_fail_input(CMD, st);
+        fpsim_cli_remove_on_signal(md_tmp);
     }
     /* 128x128x4096 (bf16) and 64x64x8192 (FP8 fast) are where cuBLASLt 13.1 picks split-K. */
     struct { size_t M, N, K; } shapes[] = {{128, 128, 256}, {256, 128, 2048}, {64, 96, 208}, {128, 128, 4096},
@@ -495,7 +501,15 @@ static int verify_gpu(uint64_t seed, int threads, int quick, const char *md_path
         if (g->fa != FPSIM_BF16) promotion_probe(g, md);
         if (md) fprintf(md, "| %s | algorithms | %s | |\n", g->name, algo);
     }
-    if (md) fclose(md);
+    if (md) {
+        fpsim_cli_remove_on_signal(NULL);
+        fpsim_status st = fclose(md) == 0 ? fpsim_file_commit(md_tmp, md_path)
+                                          : fpsim_fail(FPSIM_EIO, "error writing '%s'", md_path);
+        if (st) {
+            fpsim_file_discard(md_tmp);
+            return fpsim_cli_fail(CMD, st);
+        }
+    }
     printf("%s\n", failed ? "FAIL: a pinned configuration is not reproduced bit for bit" : "ok");
     return failed ? FPSIM_EXIT_FAILURE : FPSIM_EXIT_OK;
 }
@@ -509,12 +523,35 @@ static void usage(FILE *out)
                  "                 exits 1 if a pinned configuration is not 100%% reproduced\n"
                  "  --md FILE      also write the GPU table as markdown (for gpu/RESULTS.md)\n"
                  "  --dump DIR     write operands, scales and GPU outputs of the block-scaled split-K GEMMs\n"
-                 "                 as .npy into DIR (an existing directory), for offline model fitting\n");
+                 "                 as .npy into DIR (an existing directory), for offline model fitting\n"
+                 "  --seed, --threads, --quick, --md and --dump are for --device gpu: the CPU cases are\n"
+                 "  fixed, so they are refused there. --md and --dump are checked before the run.\n");
+}
+
+/* --dump DIR must be an existing directory this process can write into: checked before the
+ * run, not discovered file by file at its end. */
+static fpsim_status check_dump_dir(const char *dir)
+{
+    struct stat sb;
+    if (stat(dir, &sb) != 0)
+        return fpsim_fail(FPSIM_EINVAL, "--dump '%s': %s (give an existing directory)", dir, strerror(errno));
+    if (!S_ISDIR(sb.st_mode))
+        return fpsim_fail(FPSIM_EINVAL, "--dump '%s' is not a directory", dir);
+    /* A probe file, created and removed: access() says yes to root even on a read-only mount. */
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s/dump-probe", dir);
+    if (fpsim_file_check_writable(probe) != FPSIM_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", fpsim_last_error());
+        return fpsim_fail(FPSIM_EINVAL, "--dump '%s' cannot be written (%s)", dir, why);
+    }
+    return FPSIM_OK;
 }
 
 int verify_gemm(int argc, char **argv)
 {
     const char *device = "cpu", *md = NULL, *dump = NULL, *v;
+    const char *gpu_only = NULL; /* the first option that only --device gpu uses */
     uint64_t seed = 1;
     int threads = 0, quick = 0;
     for (int i = 1; i < argc; i++) {
@@ -525,6 +562,7 @@ int verify_gemm(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--quick")) {
             quick = 1;
+            if (!gpu_only) gpu_only = "--quick";
             continue;
         }
         if ((r = fpsim_cli_take_value(CMD, argc, argv, &i, "--device", &device))) {
@@ -533,29 +571,43 @@ int verify_gemm(int argc, char **argv)
         }
         if ((r = fpsim_cli_take_value(CMD, argc, argv, &i, "--md", &md))) {
             if (r < 0) return 2;
+            if (!gpu_only) gpu_only = "--md";
             continue;
         }
         if ((r = fpsim_cli_take_value(CMD, argc, argv, &i, "--dump", &dump))) {
             if (r < 0) return 2;
+            if (!gpu_only) gpu_only = "--dump";
             continue;
         }
         if ((r = fpsim_cli_take_value(CMD, argc, argv, &i, "--seed", &v))) {
             if (r < 0) return 2;
             if (fpsim_cli_parse_u64(v, "--seed", &seed)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            if (!gpu_only) gpu_only = "--seed";
             continue;
         }
         if ((r = fpsim_cli_take_value(CMD, argc, argv, &i, "--threads", &v))) {
             if (r < 0) return 2;
             if (fpsim_cli_parse_threads(v, &threads)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
+            if (!gpu_only) gpu_only = "--threads";
             continue;
         }
         return fpsim_cli_unknown_option(CMD, argv[i]);
     }
-    if (!strcmp(device, "cpu")) return verify_cpu();
-    if (strcmp(device, "gpu")) {
+    if (strcmp(device, "cpu") && strcmp(device, "gpu")) {
         fpsim_cli_error(CMD, "unknown device '%s'; valid: cpu, gpu", device);
         return FPSIM_EXIT_USAGE;
     }
+    if (!strcmp(device, "cpu")) {
+        if (gpu_only) {
+            fpsim_cli_error(CMD, "%s has no effect on the CPU (its measured cases are fixed): use it with --device gpu",
+                            gpu_only);
+            return FPSIM_EXIT_USAGE;
+        }
+        return verify_cpu();
+    }
+    fpsim_status st;
+    if (dump && (st = check_dump_dir(dump))) return fpsim_cli_fail_input(CMD, st);
+    if (md && (st = fpsim_file_check_writable(md))) return fpsim_cli_fail_input(CMD, st);
 #ifdef FPSIM_HAVE_CUDA
     return verify_gpu(seed, threads, quick, md, dump);
 #else

@@ -86,23 +86,60 @@ static fpsim_status check_range(const int32_t *x, size_t n, int32_t hi, const ch
     return FPSIM_OK;
 }
 
+/* A batch whose loss mask is all zero has no token in the loss: the captured loss is a mean
+ * over nothing, and neither replay nor mismatch has anything to compare. */
+static fpsim_status check_mask_not_empty(const int32_t *mask, size_t n, const char *path) {
+    for (size_t i = 0; i < n; i++)
+        if (mask[i]) return FPSIM_OK;
+    return fpsim_fail(FPSIM_EDATA, "%s: batch/mask is all zero: no token counts in the loss", path);
+}
+
+/* Why a root attribute could not be read: missing, or present with another type than `want`
+ * (a schema_version stored as a string is not "no schema_version"). */
+static fpsim_status root_attr_error(hid_t file, const char *path, const char *name, const char *want) {
+    htri_t exists = -1;
+    H5E_BEGIN_TRY { exists = H5Aexists(file, name); } H5E_END_TRY;
+    if (exists > 0)
+        return fpsim_fail(FPSIM_EFORMAT, "%s: capture root attribute '%s' has the wrong type (%s expected)",
+                          path, name, want);
+    return fpsim_fail(FPSIM_EFORMAT, "%s: capture has no root attribute '%s'", path, name);
+}
+
+/* schema_version: a scalar integer attribute (a float 1.5 would otherwise read as 1). */
+static fpsim_status read_schema_version(hid_t file, const char *path, int64_t *version) {
+    hid_t a = -1;
+    H5E_BEGIN_TRY { a = H5Aopen(file, "schema_version", H5P_DEFAULT); } H5E_END_TRY;
+    if (a < 0) return root_attr_error(file, path, "schema_version", "an integer");
+    hid_t t = H5Aget_type(a);
+    const int is_int = t >= 0 && H5Tget_class(t) == H5T_INTEGER;
+    if (t >= 0) H5Tclose(t);
+    H5Aclose(a);
+    if (!is_int || fpsim_h5_read_attr_int64(file, ".", "schema_version", version))
+        return root_attr_error(file, path, "schema_version", "a scalar integer");
+    return FPSIM_OK;
+}
+
 static fpsim_status read_header(fpsim_capture *cap, hid_t file, const char *path) {
     char kind[64] = "";
     int64_t version = 0;
     fpsim_status st = fpsim_h5_read_attr_string(file, ".", "kind", kind, sizeof kind);
-    if (st) return fpsim_fail(st, "%s: not an fpsim capture (no root attribute 'kind')", path);
+    if (st) {
+        htri_t exists = -1;
+        H5E_BEGIN_TRY { exists = H5Aexists(file, "kind"); } H5E_END_TRY;
+        if (exists > 0) return root_attr_error(file, path, "kind", "a string");
+        return fpsim_fail(st, "%s: not an fpsim capture (no root attribute 'kind')", path);
+    }
     if (strcmp(kind, FPSIM_CAPTURE_KIND) != 0)
         return fpsim_fail(FPSIM_EFORMAT, "%s: kind is '%s', expected '%s'", path, kind,
                           FPSIM_CAPTURE_KIND);
-    if ((st = fpsim_h5_read_attr_int64(file, ".", "schema_version", &version)))
-        return fpsim_fail(st, "%s: capture has no root attribute 'schema_version'", path);
+    if ((st = read_schema_version(file, path, &version))) return st;
     if (version != FPSIM_CAPTURE_SCHEMA_VERSION)
         return fpsim_fail(FPSIM_EUNSUPPORTED, "%s: capture schema_version %lld is not supported "
                           "(this fpsim reads version %d)", path, (long long)version,
                           FPSIM_CAPTURE_SCHEMA_VERSION);
     if ((st = fpsim_h5_read_attr_string(file, ".", "model", cap->model_spec,
                                         sizeof cap->model_spec)))
-        return fpsim_fail(st, "%s: capture has no root attribute 'model'", path);
+        return root_attr_error(file, path, "model", "a string");
     fpsim_model_config cfg;
     if ((st = fpsim_model_config_parse(&cfg, cap->model_spec, 0))) {
         char why[256];
@@ -159,6 +196,7 @@ static fpsim_status read_body(fpsim_capture *cap, hid_t file, const char *path) 
     if (!st) st = check_range(cap->tokens, n, c->vocab, path, "batch/tokens");
     if (!st) st = check_range(cap->targets, n, c->vocab, path, "batch/targets");
     if (!st) st = check_range(mask32, n, 2, path, "batch/mask");
+    if (!st) st = check_mask_not_empty(mask32, n, path);
     for (size_t i = 0; i < n && !st; i++) cap->mask[i] = (uint8_t)mask32[i];
     free(mask32);
     /* Captured weights are float32 (stored as such), so fpsim's FP32 master-weight invariant

@@ -39,7 +39,8 @@ typedef struct fpsim_capture {
  * unknown version is FPSIM_EUNSUPPORTED naming it), model spec accepted by
  * fpsim_model_config_parse, and every dataset present (FPSIM_EFORMAT naming a missing one) with
  * exactly its shape (FPSIM_ESHAPE naming the dataset, its shape and the expected one). Tokens and
- * targets must lie in [0, vocab), mask values in {0, 1}, floats finite (FPSIM_EDATA). On
+ * targets must lie in [0, vocab), mask values in {0, 1} and not all 0, floats finite
+ * (FPSIM_EDATA). A root attribute of the wrong type is named as such (FPSIM_EFORMAT). On
  * failure *cap is left empty (nothing to free). */
 fpsim_status fpsim_capture_load(fpsim_capture *cap, const char *path);
 void fpsim_capture_free(fpsim_capture *cap);

@@ -66,8 +66,10 @@ typedef struct fpsim_model_config {
 fpsim_model_config fpsim_model_config_default(void);
 
 /* Parse "key=value,key=value" over the defaults. Keys: layers d heads kv_heads ffn vocab seq batch
- * rope_theta eps init_std seed. Unknown key -> FPSIM_ENAME listing the keys; malformed value ->
- * FPSIM_EINVAL. Then checks the result with fpsim_model_config_check(cfg, block). */
+ * rope_theta eps init_std seed. kv_heads not given is heads (plain multi-head attention, as in the
+ * default model), so "heads=2" alone is valid; grouped-query attention needs kv_heads. Unknown key
+ * -> FPSIM_ENAME listing the keys; malformed value -> FPSIM_EINVAL. Then checks the result with
+ * fpsim_model_config_check(cfg, block). */
 fpsim_status fpsim_model_config_parse(fpsim_model_config *cfg, const char *spec, int block);
 
 /* Validate: positive sizes, d % heads, heads % kv_heads, even head_dim, and (when block > 1)

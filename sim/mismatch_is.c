@@ -28,8 +28,8 @@ fpsim_status fpsim_is_weights(fpsim_is_result *out, double *w, fpsim_is_kind kin
                               size_t n, size_t len)
 {
     if ((int)kind < 0 || kind >= FPSIM_IS_COUNT)
-        return fpsim_fail(FPSIM_EINVAL, "mismatch: unknown IS correction %d", (int)kind);
-    if (!(lo <= hi)) return fpsim_fail(FPSIM_EINVAL, "mismatch: IS bounds [%g, %g] are empty", lo, hi);
+        return fpsim_fail(FPSIM_EINVAL, "unknown IS correction %d", (int)kind);
+    if (!(lo <= hi)) return fpsim_fail(FPSIM_EINVAL, "IS bounds [%g, %g] are empty", lo, hi);
     size_t tokens = 0, oob_tokens = 0, seqs = 0, oob_seqs = 0, zeros = 0;
     double sum = 0.0, wmax = -INFINITY, wmin = INFINITY;
     for (size_t s = 0; s < n; s++) {

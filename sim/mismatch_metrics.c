@@ -92,7 +92,7 @@ fpsim_status fpsim_mm_aggregate(fpsim_mm_agg *out, const double *x, const uint8_
     out->mean = out->median = out->p99 = out->max = out->min = NAN;
     if (m == 0) return FPSIM_OK;
     double *s = malloc(m * sizeof *s);
-    if (!s) return fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory aggregating %zu values", m);
+    if (!s) return fpsim_fail(FPSIM_ENOMEM, "out of memory aggregating %zu values", m);
     double sum = 0.0;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -120,7 +120,7 @@ fpsim_status fpsim_mm_summarize(fpsim_mm_summary *out, const double *g, const do
     if (!v || !seq_mask) {
         free(v);
         free(seq_mask);
-        return fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory summarizing %zu tokens", total);
+        return fpsim_fail(FPSIM_ENOMEM, "out of memory summarizing %zu tokens", total);
     }
     fpsim_status st = FPSIM_OK;
     for (int k = 0; k < FPSIM_MM_TOKEN_METRIC_COUNT && !st; k++) {

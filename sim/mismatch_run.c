@@ -100,7 +100,7 @@ static fpsim_status sample_responses(fpsim_engine *g, const fpsim_mm_config *cfg
     uint8_t *done = calloc(n, 1);
     fpsim_status st = FPSIM_OK;
     if (!prob || !plen || !tlen || !abc || !logits || !scratch || !order || !col || !done) {
-        st = fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory sampling");
+        st = fpsim_fail(FPSIM_ENOMEM, "out of memory sampling");
         goto out;
     }
     for (size_t s = 0; s < n && !st; s++) {
@@ -237,7 +237,7 @@ static fpsim_status compare_points(fpsim_mm_point *pts, const fpsim_engine_acts 
     int L = m->config.layers;
     size_t C = (size_t)m->config.d, V = (size_t)m->config.vocab;
     double *la = malloc(sr->count * (2 * V + 2 * C + 1) * sizeof *la);
-    if (!la) return fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory for the logit lens");
+    if (!la) return fpsim_fail(FPSIM_ENOMEM, "out of memory for the logit lens");
     double *lb = la + sr->count * V, *tmp = lb + sr->count * V;
     for (int i = 0; i <= L + 2; i++) {
         const double *a, *b;
@@ -310,7 +310,7 @@ static fpsim_status run_one(fpsim_mm_run *run, int ci, mm_state *ms, const fpsim
             int32_t *in = malloc(tok_n * sizeof *in), *tg = malloc(tok_n * sizeof *tg);
             uint8_t *mk = malloc(tok_n);
             st = (in && tg && mk) ? fpsim_task_batch(&cfg->task, &cc, 1000 + (uint64_t)step, in, tg, mk)
-                                  : fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory");
+                                  : fpsim_fail(FPSIM_ENOMEM, "out of memory");
             if (!st)
                 st = fpsim_engine_calibrate_kv(ms->train, in, (size_t)cc.batch, (size_t)cc.seq,
                                                (size_t)cfg->kv_microbatch, ms->scales0);
@@ -331,7 +331,7 @@ static fpsim_status run_one(fpsim_mm_run *run, int ci, mm_state *ms, const fpsim
         len = cfg->given_len;
         tokens = malloc(n * len * sizeof *tokens);
         mask = malloc(n * len);
-        if (!tokens || !mask) st = fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory");
+        if (!tokens || !mask) st = fpsim_fail(FPSIM_ENOMEM, "out of memory");
         else {
             memcpy(tokens, cfg->tokens, n * len * sizeof *tokens);
             memcpy(mask, cfg->mask, n * len);
@@ -343,7 +343,7 @@ static fpsim_status run_one(fpsim_mm_run *run, int ci, mm_state *ms, const fpsim
     fpsim_engine_acts ga = {0}, ta = {0};
     double *g = malloc(2 * n * len * sizeof *g), *p = g ? g + n * len : NULL;
     scored_rows sr = {malloc(n * len * sizeof(size_t)), 0};
-    if (!st && (!g || !sr.rows)) st = fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory");
+    if (!st && (!g || !sr.rows)) st = fpsim_fail(FPSIM_ENOMEM, "out of memory");
     if (!st) st = fpsim_engine_acts_create(&ga, &m->config, n, len);
     if (!st) st = fpsim_engine_acts_create(&ta, &m->config, n, len);
     uint64_t clip0, seen0;
@@ -352,7 +352,7 @@ static fpsim_status run_one(fpsim_mm_run *run, int ci, mm_state *ms, const fpsim
         sampled sp = {malloc(n * len * sizeof(int32_t)), malloc(n * len), 0};
         tokens = sp.tokens;
         mask = sp.mask;
-        if (!tokens || !mask) st = fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory");
+        if (!tokens || !mask) st = fpsim_fail(FPSIM_ENOMEM, "out of memory");
         /* a decode generator scores while it samples; a prefill one scores afterwards */
         int decode = cfg->gen[ci].style == FPSIM_STYLE_DECODE;
         if (!st) st = sample_responses(ms->gen, cfg, step, n, len, &sp, decode ? &ga : NULL);
@@ -395,7 +395,7 @@ static fpsim_status run_one(fpsim_mm_run *run, int ci, mm_state *ms, const fpsim
         /* attribution */
         if (cfg->attribution) {
             double *ga2 = malloc(n * len * sizeof *ga2);
-            if (!ga2) st = fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory");
+            if (!ga2) st = fpsim_fail(FPSIM_ENOMEM, "out of memory");
             for (int i = 0; i < L + 2 + 3 && !st; i++) {
                 fpsim_engine *sw = NULL;
                 uint64_t layers = i < L + 2 ? (1ull << i) : ~0ull;
@@ -425,22 +425,36 @@ static fpsim_status run_one(fpsim_mm_run *run, int ci, mm_state *ms, const fpsim
     return st;
 }
 
+/* Given sequences must score something: position 0 has no prediction (its mask is cleared),
+ * so at least one mask bit at a later position must be set, or every metric is a mean over
+ * nothing (NaN) reported as a result. */
+static int given_tokens_scored(const fpsim_mm_config *cfg)
+{
+    for (size_t s = 0; s < cfg->given_n; s++)
+        for (size_t t = 1; t < cfg->given_len; t++)
+            if (cfg->mask[s * cfg->given_len + t])
+                return 1;
+    return 0;
+}
+
 fpsim_status fpsim_mm_run_all(fpsim_mm_run **out, const fpsim_mm_config *cfg)
 {
     *out = NULL;
     if (cfg->nconfigs < 1 || cfg->nconfigs > FPSIM_MM_MAX_CONFIGS)
-        return fpsim_fail(FPSIM_EINVAL, "mismatch: %d configurations (1..%d)", cfg->nconfigs, FPSIM_MM_MAX_CONFIGS);
-    if (cfg->steps < 1) return fpsim_fail(FPSIM_EINVAL, "mismatch: steps must be >= 1");
-    if (!cfg->tokens && cfg->samples < 1) return fpsim_fail(FPSIM_EINVAL, "mismatch: samples must be >= 1");
+        return fpsim_fail(FPSIM_EINVAL, "%d configurations (1..%d)", cfg->nconfigs, FPSIM_MM_MAX_CONFIGS);
+    if (cfg->steps < 1) return fpsim_fail(FPSIM_EINVAL, "steps must be >= 1");
+    if (!cfg->tokens && cfg->samples < 1) return fpsim_fail(FPSIM_EINVAL, "samples must be >= 1");
+    if (cfg->tokens && (!cfg->mask || !given_tokens_scored(cfg)))
+        return fpsim_fail(FPSIM_EDATA, "no token is scored: the mask of the given sequences is 0 after position 0");
     if (!(cfg->temperature > 0.0) || !(cfg->top_p > 0.0 && cfg->top_p <= 1.0))
-        return fpsim_fail(FPSIM_EINVAL, "mismatch: temperature must be > 0 and top_p in (0, 1]");
+        return fpsim_fail(FPSIM_EINVAL, "temperature must be > 0 and top_p in (0, 1]");
     fpsim_status st = fpsim_model_config_check(&cfg->model, 0);
     if (st) return st;
     if (!cfg->tokens && (size_t)cfg->model.seq < 1 + fpsim_task_max_problem_len(&cfg->task))
-        return fpsim_fail(FPSIM_ESHAPE, "mismatch: model seq %d shorter than a task problem (%zu)",
+        return fpsim_fail(FPSIM_ESHAPE, "model seq %d shorter than a task problem (%zu)",
                           cfg->model.seq, 1 + fpsim_task_max_problem_len(&cfg->task));
     fpsim_mm_run *r = calloc(1, sizeof *r);
-    if (!r) return fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory");
+    if (!r) return fpsim_fail(FPSIM_ENOMEM, "out of memory");
     r->config = *cfg;
     int L = cfg->model.layers, S = cfg->steps, N = cfg->nconfigs;
     fpsim_model m;
@@ -467,7 +481,7 @@ fpsim_status fpsim_mm_run_all(fpsim_mm_run **out, const fpsim_mm_config *cfg)
         ms[i].scales0 = calloc(2 * (size_t)L, sizeof(double));
         if (!x->summary || !x->is || !x->points || !x->kv_scales || !x->kv_clip || !x->attr_layer ||
             !ms[i].scales0)
-            st = fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory");
+            st = fpsim_fail(FPSIM_ENOMEM, "out of memory");
         if (!st) st = fpsim_engine_create(&ms[i].gen, &cfg->gen[i], NULL, 0, 0, &m, cfg->seed, cfg->threads);
         if (!st) st = fpsim_engine_create(&ms[i].train, &cfg->train[i], NULL, 0, 0, &m, cfg->seed, cfg->threads);
     }

@@ -18,7 +18,7 @@
 static fpsim_status add(fpsim_mm_config *c, const char *name, const char *gen, const char *train)
 {
     int i = c->nconfigs;
-    if (i >= FPSIM_MM_MAX_CONFIGS) return fpsim_fail(FPSIM_EINVAL, "mismatch: too many configurations");
+    if (i >= FPSIM_MM_MAX_CONFIGS) return fpsim_fail(FPSIM_EINVAL, "too many configurations");
     snprintf(c->names[i], sizeof c->names[i], "%s", name);
     fpsim_engine_config_generator(&c->gen[i], "bf16");
     fpsim_engine_config_trainer(&c->train[i], "bf16");

@@ -3,7 +3,11 @@
  * Text, one sequence per line: integer token ids separated by spaces; an optional '|' between
  * the prompt and the response (tokens after it are scored; without '|' every token but the
  * first is scored). Blank lines and lines starting with '#' are skipped. Shorter lines are
- * padded with PAD (not scored). */
+ * padded with PAD (not scored). A file in which no token is scored is an error: every metric
+ * would be a mean over nothing.
+ *
+ * Messages name the file and line and quote only the offending token; the caller (the CLI)
+ * adds its own prefix. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -12,95 +16,222 @@
 
 #include "fpsim_mismatch.h"
 
+enum { LINE_MAX_CHARS = 65535 };
+
+/* One line without its newline into buf (cap > LINE_MAX_CHARS). Returns 1 for a line, 0 at end
+ * of file, -1 for a line longer than LINE_MAX_CHARS. *len counts every byte, NULs included,
+ * so that a NUL byte can be told from the end of the text. */
+static int read_line(FILE *f, char *buf, size_t *len)
+{
+    size_t n = 0;
+    int c;
+    while ((c = getc(f)) != EOF && c != '\n') {
+        if (n == LINE_MAX_CHARS)
+            return -1;
+        buf[n++] = (char)c;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return c == EOF && n == 0 ? 0 : 1;
+}
+
+/* The token at p (up to white space or '|') for a message: at most 32 characters, anything not
+ * printable shown as '?', so the message stays one line. Returns the token's length. */
+static size_t quote_token(char *out, size_t cap, const char *p)
+{
+    size_t len = 0;
+    while (p[len] && !isspace((unsigned char)p[len]) && p[len] != '|')
+        len++;
+    size_t k = 0;
+    for (; k < len && k < 32 && k + 4 < cap; k++)
+        out[k] = isprint((unsigned char)p[k]) ? p[k] : '?';
+    if (k < len && k + 4 <= cap) {
+        memcpy(out + k, "...", 3);
+        k += 3;
+    }
+    out[k] = '\0';
+    return len;
+}
+
+/* Parse the token id at p: decimal digits only, then white space, '|' or the end. */
+static fpsim_status parse_token(const char *path, size_t lineno, const char *p, int vocab, int32_t *id,
+                                size_t *used)
+{
+    char shown[40];
+    const size_t len = quote_token(shown, sizeof shown, p);
+    *used = len;
+    for (size_t k = 0; k < len; k++)
+        if (!isdigit((unsigned char)p[k]))
+            return fpsim_fail(FPSIM_EFORMAT, "%s line %zu: '%s' is not a token id (a non-negative integer)", path,
+                              lineno, shown);
+    errno = 0;
+    const unsigned long long v = strtoull(p, NULL, 10);
+    if (errno == ERANGE || v >= (unsigned long long)vocab)
+        return fpsim_fail(FPSIM_EDATA, "%s line %zu: token %s is outside the vocabulary [0, %d)", path, lineno, shown,
+                          vocab);
+    *id = (int32_t)v;
+    return FPSIM_OK;
+}
+
+/* The growing arrays of the reader: tokens and their scored flags, and each line's start and
+ * length in them. */
+typedef struct token_lists {
+    int32_t *tok;
+    uint8_t *scored;
+    size_t count, cap;
+    size_t *starts, *lens;
+    size_t lines, line_cap;
+} token_lists;
+
+static fpsim_status push_token(token_lists *t, int32_t id, uint8_t scored)
+{
+    if (t->count == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 1024;
+        int32_t *a = realloc(t->tok, cap * sizeof *a);
+        if (a) t->tok = a;
+        uint8_t *b = a ? realloc(t->scored, cap) : NULL;
+        if (!b) return fpsim_fail(FPSIM_ENOMEM, "out of memory reading a token file");
+        t->scored = b;
+        t->cap = cap;
+    }
+    t->tok[t->count] = id;
+    t->scored[t->count] = scored;
+    t->count++;
+    return FPSIM_OK;
+}
+
+static fpsim_status begin_line(token_lists *t)
+{
+    if (t->lines == t->line_cap) {
+        size_t cap = t->line_cap ? 2 * t->line_cap : 64;
+        size_t *a = realloc(t->starts, cap * sizeof *a);
+        if (a) t->starts = a;
+        size_t *b = a ? realloc(t->lens, cap * sizeof *b) : NULL;
+        if (!b) return fpsim_fail(FPSIM_ENOMEM, "out of memory reading a token file");
+        t->lens = b;
+        t->line_cap = cap;
+    }
+    t->starts[t->lines] = t->count;
+    return FPSIM_OK;
+}
+
+/* One sequence line (comments and blank lines already skipped) appended to t. */
+static fpsim_status parse_line(token_lists *t, const char *path, size_t lineno, const char *p, int vocab)
+{
+    fpsim_status st = begin_line(t);
+    int bar = 0;
+    size_t here = 0;
+    while (!st && *p) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        if (*p == '|') {
+            if (bar)
+                return fpsim_fail(FPSIM_EFORMAT, "%s line %zu has two '|'", path, lineno);
+            bar = 1;
+            p++;
+            for (size_t k = t->starts[t->lines]; k < t->count; k++)
+                t->scored[k] = 0;
+            continue;
+        }
+        int32_t id = 0;
+        size_t used = 0;
+        if ((st = parse_token(path, lineno, p, vocab, &id, &used)))
+            break;
+        st = push_token(t, id, here > 0 || bar); /* without '|': all but the first */
+        here++;
+        p += used;
+    }
+    if (st)
+        return st;
+    if (here < 2)
+        return fpsim_fail(FPSIM_EFORMAT, "%s line %zu has fewer than 2 tokens", path, lineno);
+    t->lens[t->lines++] = here;
+    return FPSIM_OK;
+}
+
+/* Whether any token after the first of its line is scored (position 0 has no prediction). */
+static int any_scored(const token_lists *t)
+{
+    for (size_t s = 0; s < t->lines; s++)
+        for (size_t k = 1; k < t->lens[s]; k++)
+            if (t->scored[t->starts[s] + k])
+                return 1;
+    return 0;
+}
+
+/* Every line of f into t (buf: LINE_MAX_CHARS + 1 bytes). */
+static fpsim_status read_lines(token_lists *t, FILE *f, char *buf, const char *path, int vocab)
+{
+    size_t lineno = 0, len;
+    int r;
+    while ((r = read_line(f, buf, &len)) != 0) {
+        lineno++;
+        if (r < 0)
+            return fpsim_fail(FPSIM_EFORMAT, "%s line %zu is longer than %d characters", path, lineno,
+                              LINE_MAX_CHARS);
+        if (memchr(buf, '\0', len))
+            return fpsim_fail(FPSIM_EFORMAT, "%s line %zu holds a NUL byte (not a text token file?)", path, lineno);
+        const char *p = buf;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p || *p == '#')
+            continue;
+        fpsim_status st = parse_line(t, path, lineno, p, vocab);
+        if (st)
+            return st;
+    }
+    return FPSIM_OK;
+}
+
+static fpsim_status read_lists(token_lists *t, FILE *f, const char *path, int vocab)
+{
+    char *buf = malloc(LINE_MAX_CHARS + 1);
+    if (!buf)
+        return fpsim_fail(FPSIM_ENOMEM, "out of memory reading a token file");
+    fpsim_status st = read_lines(t, f, buf, path, vocab);
+    free(buf);
+    if (st)
+        return st;
+    if (ferror(f))
+        return fpsim_fail(FPSIM_EIO, "error reading '%s'", path);
+    if (t->lines == 0)
+        return fpsim_fail(FPSIM_EFORMAT, "%s holds no sequence", path);
+    if (!any_scored(t))
+        return fpsim_fail(FPSIM_EDATA,
+                          "no token is scored in %s: every line ends at its '|' (the tokens after '|' are scored)",
+                          path);
+    return FPSIM_OK;
+}
+
 fpsim_status fpsim_mm_tokens_read(const char *path, int vocab, int32_t **tokens, uint8_t **mask,
                                   size_t *n, size_t *len)
 {
     *tokens = NULL;
     *mask = NULL;
     FILE *f = fopen(path, "r");
-    if (!f) return fpsim_fail(FPSIM_EIO, "mismatch: cannot open token file '%s': %s", path, strerror(errno));
-    size_t cap = 0, count = 0, maxlen = 0, lines = 0, lineno = 0;
-    int32_t *tok = NULL;
-    uint8_t *msk = NULL;
-    size_t *starts = NULL, *lens = NULL;
-    size_t scap = 0;
-    char buf[65536];
-    fpsim_status st = FPSIM_OK;
-    while (!st && fgets(buf, sizeof buf, f)) {
-        lineno++;
-        if (!strchr(buf, '\n') && !feof(f)) {
-            st = fpsim_fail(FPSIM_EFORMAT, "mismatch: %s line %zu is longer than %zu characters", path, lineno, sizeof buf - 1);
-            break;
-        }
-        char *p = buf;
-        while (isspace((unsigned char)*p)) p++;
-        if (!*p || *p == '#') continue;
-        if (lines == scap) {
-            scap = scap ? 2 * scap : 64;
-            size_t *a = realloc(starts, scap * sizeof *a), *b = a ? realloc(lens, scap * sizeof *b) : NULL;
-            if (!a || !b) { if (a) starts = a; st = fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory"); break; }
-            starts = a;
-            lens = b;
-        }
-        starts[lines] = count;
-        int bar = 0;
-        size_t here = 0;
-        while (*p) {
-            while (isspace((unsigned char)*p)) p++;
-            if (!*p) break;
-            if (*p == '|') {
-                if (bar) { st = fpsim_fail(FPSIM_EFORMAT, "mismatch: %s line %zu has two '|'", path, lineno); break; }
-                bar = 1;
-                p++;
-                for (size_t k = starts[lines]; k < count; k++) msk[k] = 0;
-                continue;
-            }
-            char *end;
-            errno = 0;
-            long v = strtol(p, &end, 10);
-            if (end == p || (*end && !isspace((unsigned char)*end) && *end != '|')) {
-                st = fpsim_fail(FPSIM_EFORMAT, "mismatch: %s line %zu: '%.20s' is not a token id", path, lineno, p);
-                break;
-            }
-            if (errno || v < 0 || v >= vocab) {
-                st = fpsim_fail(FPSIM_EDATA, "mismatch: %s line %zu: token %ld outside the vocabulary [0, %d)", path, lineno, v, vocab);
-                break;
-            }
-            if (count == cap) {
-                cap = cap ? 2 * cap : 1024;
-                int32_t *a = realloc(tok, cap * sizeof *a);
-                uint8_t *b = a ? realloc(msk, cap) : NULL;
-                if (!a || !b) { if (a) tok = a; st = fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory"); break; }
-                tok = a;
-                msk = b;
-            }
-            tok[count] = (int32_t)v;
-            msk[count] = here > 0 || bar; /* without '|': all but the first */
-            count++;
-            here++;
-            p = end;
-        }
-        if (st) break;
-        if (here < 2) { st = fpsim_fail(FPSIM_EFORMAT, "mismatch: %s line %zu has fewer than 2 tokens", path, lineno); break; }
-        lens[lines] = here;
-        if (here > maxlen) maxlen = here;
-        lines++;
-    }
-    if (!st && ferror(f)) st = fpsim_fail(FPSIM_EIO, "mismatch: error reading '%s'", path);
+    if (!f) return fpsim_fail(FPSIM_EIO, "cannot open token file '%s': %s", path, strerror(errno));
+    token_lists t;
+    memset(&t, 0, sizeof t);
+    fpsim_status st = read_lists(&t, f, path, vocab);
     fclose(f);
-    if (!st && lines == 0) st = fpsim_fail(FPSIM_EFORMAT, "mismatch: %s holds no sequence", path);
+    size_t maxlen = 0;
+    for (size_t s = 0; !st && s < t.lines; s++)
+        if (t.lens[s] > maxlen) maxlen = t.lens[s];
     if (!st) {
-        *tokens = malloc(lines * maxlen * sizeof **tokens);
-        *mask = calloc(lines * maxlen, 1);
-        if (!*tokens || !*mask) st = fpsim_fail(FPSIM_ENOMEM, "mismatch: out of memory");
+        *tokens = malloc(t.lines * maxlen * sizeof **tokens);
+        *mask = calloc(t.lines * maxlen, 1);
+        if (!*tokens || !*mask) st = fpsim_fail(FPSIM_ENOMEM, "out of memory reading a token file");
     }
     if (!st) {
-        for (size_t s = 0; s < lines; s++)
-            for (size_t t = 0; t < maxlen; t++) {
-                (*tokens)[s * maxlen + t] = t < lens[s] ? tok[starts[s] + t] : (FPSIM_TOK_PAD < vocab ? FPSIM_TOK_PAD : 0);
-                (*mask)[s * maxlen + t] = t < lens[s] ? msk[starts[s] + t] : 0;
+        const int32_t pad = FPSIM_TOK_PAD < vocab ? FPSIM_TOK_PAD : 0;
+        for (size_t s = 0; s < t.lines; s++)
+            for (size_t k = 0; k < maxlen; k++) {
+                (*tokens)[s * maxlen + k] = k < t.lens[s] ? t.tok[t.starts[s] + k] : pad;
+                (*mask)[s * maxlen + k] = k < t.lens[s] ? t.scored[t.starts[s] + k] : 0;
             }
-        *n = lines;
+        *n = t.lines;
         *len = maxlen;
     } else {
         free(*tokens);
@@ -108,9 +239,9 @@ fpsim_status fpsim_mm_tokens_read(const char *path, int vocab, int32_t **tokens,
         *tokens = NULL;
         *mask = NULL;
     }
-    free(tok);
-    free(msk);
-    free(starts);
-    free(lens);
+    free(t.tok);
+    free(t.scored);
+    free(t.starts);
+    free(t.lens);
     return st;
 }

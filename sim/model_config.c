@@ -94,6 +94,10 @@ static fpsim_status set_key(fpsim_model_config *c, const char *key, size_t klen,
 
 fpsim_status fpsim_model_config_parse(fpsim_model_config *cfg, const char *spec, int block) {
     fpsim_model_config c = fpsim_model_config_default();
+    /* kv_heads not given follows heads (plain multi-head attention, as in the default model):
+     * with the default's 4, "heads=2" alone failed as "not divisible by kv_heads = 4". 0 marks
+     * it unset (parse_int accepts only values >= 1). */
+    c.kv_heads = 0;
     const char *p = spec ? spec : "";
     while (*p) {
         const char *comma = strchr(p, ',');
@@ -109,6 +113,7 @@ fpsim_status fpsim_model_config_parse(fpsim_model_config *cfg, const char *spec,
         p += len;
         if (*p == ',') p++;
     }
+    if (c.kv_heads == 0) c.kv_heads = c.heads;
     fpsim_status st = fpsim_model_config_check(&c, block);
     if (st) return st;
     *cfg = c;

@@ -121,15 +121,19 @@ static fpsim_status write_layer_views(hid_t g, const fpsim_replay *r, const fpsi
     return st;
 }
 
+void replay_recipe_group_name(char *out, size_t cap, const char *recipe)
+{
+    snprintf(out, cap, "%s", recipe);
+    for (char *c = out; *c; c++)
+        if (*c == '/') *c = '_';
+}
+
 static fpsim_status write_recipe(hid_t parent, const fpsim_replay *r, const fpsim_replay_result *res,
                                  int steps)
 {
     const fpsim_replay_dims *d = &r->dims;
-    /* The group is named by the recipe text, with '/' (HDF5's separator) written as '_'. */
     char gname[FPSIM_SCHEME_TEXT_MAX];
-    snprintf(gname, sizeof gname, "%s", res->spec);
-    for (char *c = gname; *c; c++)
-        if (*c == '/') *c = '_';
+    replay_recipe_group_name(gname, sizeof gname, res->spec);
     hid_t g;
     fpsim_status st = fpsim_h5_group_create(&g, parent, gname);
     if (st) return st;

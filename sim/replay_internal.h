@@ -65,4 +65,8 @@ void replay_observe_gemm(void *ctx, const fpsim_gemm_call *c, const fpsim_operan
 /* Group "bias_variance" of an open results file (biasvar.c). */
 fpsim_status replay_biasvar_write(hid_t file, const fpsim_biasvar_result *bv);
 
+/* The name of a recipe's group under /recipes: the recipe text with '/' (HDF5's separator)
+ * written as '_'. Two recipes with the same group name cannot be in one results file. */
+void replay_recipe_group_name(char *out, size_t cap, const char *recipe);
+
 #endif

@@ -103,6 +103,44 @@ static fpsim_status replay_tensors(fpsim_replay *r)
     return FPSIM_OK;
 }
 
+/* Each recipe is one group of the results file, named by its text with '/' as '_': two recipes
+ * with one group name (the same recipe twice) are refused before any work, not when the file is
+ * written after the first step. */
+static fpsim_status check_distinct_recipes(const fpsim_replay_config *cfg)
+{
+    for (int i = 1; i < cfg->nrecipes; i++)
+        for (int j = 0; j < i; j++) {
+            char gi[FPSIM_SCHEME_TEXT_MAX], gj[FPSIM_SCHEME_TEXT_MAX];
+            replay_recipe_group_name(gi, sizeof gi, cfg->recipes[i]);
+            replay_recipe_group_name(gj, sizeof gj, cfg->recipes[j]);
+            if (strcmp(gi, gj)) continue;
+            if (!strcmp(cfg->recipes[i], cfg->recipes[j]))
+                return fpsim_fail(FPSIM_EINVAL, "replay: recipe '%s' is given twice", cfg->recipes[i]);
+            return fpsim_fail(FPSIM_EINVAL, "replay: recipes '%s' and '%s' would share the results group '%s'",
+                              cfg->recipes[j], cfg->recipes[i], gi);
+        }
+    return FPSIM_OK;
+}
+
+/* The built-in task feeds the pretraining, and every step unless the caller gives its batches:
+ * its tokens must fit the model's vocab and one whole problem a sequence, exactly as
+ * fpsim_task_batch() requires. Checked before any work, as bad input (FPSIM_ESHAPE). */
+static fpsim_status check_task_fits(const fpsim_replay_config *cfg)
+{
+    if (cfg->batch && cfg->pretrain_steps <= 0) return FPSIM_OK;
+    fpsim_status st = fpsim_task_config_check(&cfg->task);
+    if (st) return st;
+    const fpsim_model_config *m = &cfg->model;
+    if (m->vocab < FPSIM_TASK_VOCAB)
+        return fpsim_fail(FPSIM_ESHAPE, "model spec: vocab = %d is smaller than the task's %d tokens", m->vocab,
+                          FPSIM_TASK_VOCAB);
+    size_t longest = fpsim_task_max_problem_len(&cfg->task);
+    if ((size_t)m->seq < longest)
+        return fpsim_fail(FPSIM_ESHAPE, "model spec: seq = %d cannot hold one problem of the task (up to %zu tokens)",
+                          m->seq, longest);
+    return FPSIM_OK;
+}
+
 static void *xcalloc(size_t n, size_t size, int *oom)
 {
     void *p = calloc(n ? n : 1, size);
@@ -118,13 +156,16 @@ fpsim_status fpsim_replay_create(fpsim_replay **out, const fpsim_replay_config *
         return fpsim_fail(FPSIM_EINVAL, "replay: between 1 and %d recipes (got %d)",
                           FPSIM_REPLAY_MAX_RECIPES, cfg->nrecipes);
 
+    fpsim_status st = check_distinct_recipes(cfg);
+    if (st) return st;
+
     /* Plans first: an unknown recipe is reported before anything is allocated; the model must
      * tile by the largest block any recipe needs. */
     fpsim_engine_plan plans[FPSIM_REPLAY_MAX_RECIPES];
     int block = 1;
     const char *block_recipe = NULL;
     for (int i = 0; i < cfg->nrecipes; i++) {
-        fpsim_status st = fpsim_engine_plan_from_recipe(&plans[i], cfg->recipes[i]);
+        st = fpsim_engine_plan_from_recipe(&plans[i], cfg->recipes[i]);
         if (st) return st;
         int b = fpsim_engine_plan_block(&plans[i]);
         if (b > block) {
@@ -132,7 +173,7 @@ fpsim_status fpsim_replay_create(fpsim_replay **out, const fpsim_replay_config *
             block_recipe = cfg->recipes[i];
         }
     }
-    fpsim_status st = fpsim_model_config_check(&cfg->model, block);
+    st = fpsim_model_config_check(&cfg->model, block);
     if (st) {
         if (block_recipe) {
             char msg[512];
@@ -141,6 +182,7 @@ fpsim_status fpsim_replay_create(fpsim_replay **out, const fpsim_replay_config *
         }
         return st;
     }
+    if ((st = check_task_fits(cfg))) return st;
 
     fpsim_replay *r = calloc(1, sizeof *r);
     replay_state *s = calloc(1, sizeof *s);

@@ -6,6 +6,7 @@
  *
  * usage: test_robust_cli PATH/TO/fpsim */
 #include <fcntl.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "fpsim_h5.h"
+#include "fpsim_model.h"
 #include "fpsim_npy.h"
 #include "io/io_test_util.h"
 #include "test_util.h"
@@ -128,6 +130,466 @@ static int write_lying_npy(const char *name, const char *claim)
     fwrite(text, 1, (size_t)len, f);
     fclose(f);
     return 0;
+}
+
+/* ---- convert, verify and mismatch: helpers of convert_verify_mismatch_regressions() ---- */
+
+static void scratch_path(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+/* Run "INPUT fpsim ARGS" through /bin/sh in the scratch directory, for stdin redirections and
+ * pipes (INPUT e.g. "cat x.npy |"). Returns the exit status (-1: no normal exit) with stderr in
+ * err[], stdout's first bytes in out[] (if not NULL) and its size in *out_bytes. */
+static int run_fpsim_shell(const char *input, const char *args, char *err, size_t cap, char *out, size_t out_cap,
+                           long *out_bytes)
+{
+    char cmd[4096], err_path[1200], out_path[1200];
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s LSAN_OPTIONS=detect_leaks=0 '%s' %s >shell_out.bin 2>shell_err.txt", dir,
+             input, fpsim_bin, args);
+    scratch_path(err_path, sizeof err_path, "shell_err.txt");
+    scratch_path(out_path, sizeof out_path, "shell_out.bin");
+    fflush(NULL);
+    const int status = system(cmd);
+    err[0] = '\0';
+    FILE *f = fopen(err_path, "rb");
+    if (f) {
+        err[fread(err, 1, cap - 1, f)] = '\0';
+        fclose(f);
+    }
+    if (out && (f = fopen(out_path, "rb"))) {
+        out[fread(out, 1, out_cap - 1, f)] = '\0';
+        fclose(f);
+    }
+    struct stat sb;
+    *out_bytes = stat(out_path, &sb) == 0 ? (long)sb.st_size : -1;
+    remove(err_path);
+    remove(out_path);
+    return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Bad input through the shell: exit 2, one stderr line containing `needle`, nothing on stdout. */
+static void expect_bad_input_shell(const char *label, const char *input, const char *args, const char *needle)
+{
+    char err[4096];
+    long out_bytes = -1;
+    const int rc = run_fpsim_shell(input, args, err, sizeof err, NULL, 0, &out_bytes);
+    TEST_CHECK(&tc, rc == 2, "%s: exit %d, want 2 (stderr: %s)", label, rc, err);
+    TEST_CHECK(&tc, count_lines(err) == 1, "%s: %d stderr lines, want 1: %s", label, count_lines(err), err);
+    TEST_CHECK(&tc, strstr(err, needle) != NULL, "%s: stderr lacks '%s': %s", label, needle, err);
+    TEST_CHECK(&tc, out_bytes == 0, "%s: %ld bytes on stdout, want none", label, out_bytes);
+}
+
+/* A capture file (docs/model.md, "Capture") of a 1-layer model with all-zero weights, valid but
+ * for what the arguments change: schema_version stored as the string "1", the loss mask's value. */
+static int write_capture(const char *name, int schema_as_string, int mask_value)
+{
+    fpsim_model_config c;
+    if (fpsim_model_config_parse(&c, "layers=1,d=64,heads=2,kv_heads=2,ffn=128,vocab=64,seq=16,batch=2", 0))
+        return -1;
+    const size_t L = (size_t)c.layers, C = (size_t)c.d, V = (size_t)c.vocab, F = (size_t)c.ffn;
+    const size_t QKV = (size_t)fpsim_model_qkv_dim(&c), N = fpsim_model_tokens(&c);
+    const int ranks[FPSIM_PARAM_COUNT] = {2, 2, 3, 3, 2, 3, 3, 1, 2};
+    const size_t shapes[FPSIM_PARAM_COUNT][3] = {{V, C}, {L, C},        {L, QKV, C}, {L, C, C}, {L, C},
+                                                 {L, 2 * F, C}, {L, C, F}, {C},        {V, C}};
+    float *zeros = calloc(L * 2 * F * C + N * V, sizeof *zeros); /* room for the largest tensor */
+    int32_t *ints = calloc(N, sizeof *ints), *mask = malloc(N * sizeof *mask);
+    char path[1200];
+    scratch_path(path, sizeof path, name);
+    fpsim_h5_file f;
+    fpsim_status st = zeros && ints && mask ? fpsim_h5_create(&f, path) : FPSIM_ENOMEM;
+    for (size_t i = 0; mask && i < N; i++) mask[i] = mask_value;
+    if (!st) st = fpsim_h5_attr_string(f.id, "kind", "fpsim-capture");
+    if (!st) st = schema_as_string ? fpsim_h5_attr_string(f.id, "schema_version", "1")
+                                   : fpsim_h5_attr_int64(f.id, "schema_version", 1);
+    if (!st) st = fpsim_h5_attr_string(f.id, "model", "layers=1,d=64,heads=2,kv_heads=2,ffn=128,vocab=64,seq=16,batch=2");
+    const char *groups[] = {"params", "grads", "batch", "acts"};
+    for (size_t g = 0; g < 4 && !st; g++) {
+        hid_t gid;
+        if (!(st = fpsim_h5_group_create(&gid, f.id, groups[g]))) H5Gclose(gid);
+    }
+    char dname[64];
+    for (int p = 0; p < FPSIM_PARAM_COUNT && !st; p++)
+        for (int g = 0; g < 2 && !st; g++) {
+            snprintf(dname, sizeof dname, "%s/%s", groups[g], fpsim_param_name(p));
+            st = fpsim_h5_write(f.id, dname, FPSIM_H5_F32, ranks[p], shapes[p], zeros, 0);
+        }
+    const size_t bt[2] = {(size_t)c.batch, (size_t)c.seq}, nc[2] = {N, C}, lnc[3] = {L, N, C}, nv[2] = {N, V}, one = 1;
+    if (!st) st = fpsim_h5_write(f.id, "batch/tokens", FPSIM_H5_I32, 2, bt, ints, 0);
+    if (!st) st = fpsim_h5_write(f.id, "batch/targets", FPSIM_H5_I32, 2, bt, ints, 0);
+    if (!st) st = fpsim_h5_write(f.id, "batch/mask", FPSIM_H5_I32, 2, bt, mask, 0);
+    if (!st) st = fpsim_h5_write(f.id, "acts/embed", FPSIM_H5_F32, 2, nc, zeros, 0);
+    if (!st) st = fpsim_h5_write(f.id, "acts/block_out", FPSIM_H5_F32, 3, lnc, zeros, 0);
+    if (!st) st = fpsim_h5_write(f.id, "acts/final_norm", FPSIM_H5_F32, 2, nc, zeros, 0);
+    if (!st) st = fpsim_h5_write(f.id, "acts/logits", FPSIM_H5_F32, 2, nv, zeros, 0);
+    if (!st) st = fpsim_h5_write(f.id, "loss", FPSIM_H5_F32, 1, &one, zeros, 0);
+    if (!st) st = fpsim_h5_commit(&f);
+    else if (zeros && ints && mask) fpsim_h5_discard(&f);
+    free(zeros), free(ints), free(mask);
+    return st ? -1 : 0;
+}
+
+/* A file of n bytes in the scratch directory (n given: the text may hold a NUL byte). */
+static int write_text(const char *name, const char *text, size_t n)
+{
+    char path[1200];
+    scratch_path(path, sizeof path, name);
+    return io_write_bytes(path, text, n);
+}
+
+/* Regressions of the convert / verify / mismatch audit: bad input was masked, reinterpreted,
+ * half-written, or accepted while checking nothing. */
+static void convert_verify_mismatch_regressions(void)
+{
+    char err[4096], out[4096], path[1200], path2[1200];
+    long out_bytes = -1;
+    int rc;
+
+    /* convert --decode: FP4/FP6 codes sit one per byte in the low bits; a high bit was masked
+     * off (0x10 decoded as e2m1 code 0, exit 0). Refused, from a file before anything is
+     * written, and from a pipe. */
+    TEST_CHECK(&tc, write_text("codes.bin", "\x10\x3f\x40\xff", 4) == 0 && write_text("codes6.bin", "\x01\x3f\x40", 3) == 0,
+               "%s", "cannot write the code files");
+    expect_bad_input_shell("convert --decode e2m1, code 0x10", "", "convert --decode --to e2m1 --in codes.bin",
+                           "code 0x10 at index 0 is out of range for the 4-bit format e2m1");
+    expect_bad_input_shell("convert --decode e3m2, code 0x40", "", "convert --decode --to e3m2 --in codes6.bin",
+                           "code 0x40 at index 2 is out of range for the 6-bit format e3m2");
+    expect_bad_input_shell("convert --decode e2m1 from a pipe", "cat codes.bin |", "convert --decode --to e2m1",
+                           "out of range");
+    expect_bad_input("convert --decode e2m3 --out",
+                     (const char *const[]){"convert", "--decode", "--to", "e2m3", "--in", "codes.bin", "--out",
+                                           "vals.bin", NULL},
+                     "code 0x40 at index 2", "vals.bin");
+    /* A float16 .npy decoded as bf16 had its bits taken for codes. */
+    {
+        const uint16_t h[4] = {0x3C00, 0x4000, 0xC000, 0x0000};
+        const size_t n4 = 4;
+        scratch_path(path, sizeof path, "f16.npy");
+        TEST_CHECK(&tc, fpsim_npy_save(path, FPSIM_NPY_F16, 1, &n4, h) == FPSIM_OK, "%s", "cannot write f16.npy");
+        expect_bad_input("convert --decode bf16 of a <f2 .npy",
+                         (const char *const[]){"convert", "--decode", "--to", "bf16", "--in", "f16.npy", "--out",
+                                               "vals.npy", NULL},
+                         "'<f2' values, not bf16 codes (<u2 expected)", "vals.npy");
+    }
+    /* A .npy was read as raw float32 (its header as data) unless named *.npy in lower case:
+     * now recognised by its magic, from any name and from stdin redirected from a file. */
+    scratch_path(path, sizeof path, "small.npy");
+    scratch_path(path2, sizeof path2, "SMALL.NPY");
+    TEST_CHECK(&tc, io_copy_prefix(path, path2, 1.0) == 0, "%s", "cannot copy small.npy");
+    scratch_path(path2, sizeof path2, "small.dat");
+    TEST_CHECK(&tc, io_copy_prefix(path, path2, 1.0) == 0, "%s", "cannot copy small.npy");
+    const char *const npy_names[] = {"SMALL.NPY", "small.dat"};
+    for (int k = 0; k < 2; k++) {
+        rc = run_fpsim((const char *const[]){"convert", "--to", "e4m3", "--in", npy_names[k], "--out", "c.npy", NULL}, err,
+                       sizeof err);
+        fpsim_npy_info info;
+        void *data = NULL;
+        scratch_path(path2, sizeof path2, "c.npy");
+        const int loaded = rc == 0 && fpsim_npy_load(path2, &info, &data) == FPSIM_OK;
+        TEST_CHECK(&tc, loaded && info.ndim == 2 && info.count == 128 && info.dtype == FPSIM_NPY_U8,
+                   "convert --in %s: exit %d, not read as the 4x32 .npy it is: %s", npy_names[k], rc, err);
+        free(data);
+        remove(path2);
+    }
+    rc = run_fpsim_shell("", "convert --to e4m3 < small.npy", err, sizeof err, NULL, 0, &out_bytes);
+    TEST_CHECK(&tc, rc == 0 && out_bytes == 128, "convert < small.npy: exit %d, %ld bytes, want 128: %s", rc, out_bytes,
+               err);
+    expect_bad_input_shell("convert, .npy through a pipe", "cat small.npy |", "convert --to e4m3", "on a pipe");
+    /* A truncated .npy with stdout as output: codes were written before the error. */
+    scratch_path(path2, sizeof path2, "trunc.npy");
+    TEST_CHECK(&tc, io_copy_prefix(path, path2, 0.8) == 0, "%s", "cannot write trunc.npy");
+    expect_bad_input_shell("convert, truncated .npy to stdout", "", "convert --to e4m3 --in trunc.npy", "truncated");
+    /* Options that mean nothing when decoding were accepted. */
+    expect_bad_input("convert --decode --round sr",
+                     (const char *const[]){"convert", "--decode", "--to", "e4m3", "--round", "sr", NULL},
+                     "--round has no effect with --decode", NULL);
+    expect_bad_input("convert --decode --from f64 --as f32",
+                     (const char *const[]){"convert", "--decode", "--to", "e4m3", "--from", "f64", "--as", "f32", NULL},
+                     "both name the --decode output type", NULL);
+
+    /* verify: a filter that matched nothing printed "0 checks, 0 failed" and exit 0, even the
+     * help's own example (e4m3/nv) on the CPU. */
+    expect_bad_input("verify --only nosuch", (const char *const[]){"verify", "--only", "nosuch", NULL},
+                     "--only 'nosuch' matches no check", NULL);
+    rc = run_fpsim_shell("", "verify --only e4m3/nv", err, sizeof err, out, sizeof out, &out_bytes);
+    TEST_CHECK(&tc, rc == 0 && strstr(out, "array vs scalar core: e4m3") && !strstr(out, "\n0 checks"),
+               "verify --only e4m3/nv: exit %d, checks no e4m3/nv case: %s", rc, out);
+    rc = run_fpsim_shell("", "verify --only mxfp8", err, sizeof err, out, sizeof out, &out_bytes);
+    TEST_CHECK(&tc, rc == 0 && strstr(out, "block quantizers"), "verify --only mxfp8: exit %d: %s", rc, out);
+    expect_bad_input("verify --no-elements --no-blocks",
+                     (const char *const[]){"verify", "--no-elements", "--no-blocks", NULL}, "nothing to check", NULL);
+    expect_bad_input("verify --full on the CPU", (const char *const[]){"verify", "--full", NULL},
+                     "--full applies to --device gpu only", NULL);
+    expect_bad_input("verify gemm --md on the CPU", (const char *const[]){"verify", "gemm", "--md", "v.md", NULL},
+                     "--md has no effect on the CPU", "v.md");
+    expect_bad_input("verify gemm --dump on the CPU",
+                     (const char *const[]){"verify", "gemm", "--dump", "/nonexistent-dir", NULL},
+                     "--dump has no effect on the CPU", NULL);
+
+    /* mismatch: token files. Nothing scored gave "tokens scored 0" and NaN metrics, exit 0; a
+     * bad token quoted the rest of the line (two lines); a NUL byte was "longer than 65535
+     * characters"; an overflowing id was reported as 9223372036854775807; the prefix was
+     * doubled ("fpsim mismatch: mismatch:"). */
+#define MISMATCH_TOKENS(FILE) \
+    (const char *const[]) { "mismatch", "--generator", "bf16", "--trainer", "bf16", "--tokens", FILE, NULL }
+#define TEXT(S) S, sizeof S - 1
+    TEST_CHECK(&tc,
+               write_text("t_unscored.txt", TEXT("1 2 3 |\n")) == 0 && write_text("t_alpha.txt", TEXT("1 2 x 3 | 4 5\n")) == 0 &&
+                   write_text("t_nul.txt", TEXT("1 2 3 | 4\n\0\1\n")) == 0 &&
+                   write_text("t_huge.txt", TEXT("1 2 | 99999999999999999999\n")) == 0 &&
+                   write_text("t_ok.txt", TEXT("1 2 3 | 4 5\n")) == 0,
+               "%s", "cannot write the token files");
+    expect_bad_input("mismatch, nothing scored", MISMATCH_TOKENS("t_unscored.txt"), "no token is scored", NULL);
+    expect_bad_input("mismatch, bad token", MISMATCH_TOKENS("t_alpha.txt"), "line 1: 'x' is not a token id", NULL);
+    expect_bad_input("mismatch, NUL byte", MISMATCH_TOKENS("t_nul.txt"), "line 2 holds a NUL byte", NULL);
+    expect_bad_input("mismatch, huge token id", MISMATCH_TOKENS("t_huge.txt"),
+                     "token 99999999999999999999 is outside the vocabulary", NULL);
+    rc = run_fpsim(MISMATCH_TOKENS("t_alpha.txt"), err, sizeof err);
+    TEST_CHECK(&tc, !strstr(err, "mismatch: mismatch"), "mismatch: doubled prefix: %s", err);
+    /* Options with no effect were accepted. */
+    expect_bad_input("mismatch --tokens --sample",
+                     (const char *const[]){"mismatch", "--generator", "bf16", "--trainer", "bf16", "--tokens", "t_ok.txt",
+                                           "--sample", "4", NULL},
+                     "--sample has no effect with --tokens", NULL);
+    expect_bad_input("mismatch --from --sample",
+                     (const char *const[]){"mismatch", "--generator", "bf16", "--trainer", "bf16", "--from", "cap.h5",
+                                           "--sample", "4", NULL},
+                     "--sample has no effect with --from", NULL);
+#undef MISMATCH_TOKENS
+#undef TEXT
+    /* --plot: a missing file was exit 1; a --plots that is a regular file failed at the end. */
+    TEST_CHECK(&tc, write_text("m.h5", "x", 1) == 0 && write_text("plots.txt", "x", 1) == 0, "%s", "cannot write");
+    expect_bad_input("mismatch --plot missing file", (const char *const[]){"mismatch", "--plot", "nonexistent.h5", NULL},
+                     "nonexistent.h5", NULL);
+    expect_bad_input("mismatch --plots regular file",
+                     (const char *const[]){"mismatch", "--plot", "m.h5", "--plots", "plots.txt", NULL},
+                     "not a directory", NULL);
+    expect_bad_input("mismatch --plot --generator",
+                     (const char *const[]){"mismatch", "--plot", "m.h5", "--generator", "bf16", NULL},
+                     "--generator has no effect with --plot", NULL);
+    /* Captures (shared by replay and mismatch): an all-zero loss mask scored nothing; a string
+     * schema_version was "has no root attribute". */
+    TEST_CHECK(&tc, write_capture("cap_mask0.h5", 0, 0) == 0 && write_capture("cap_schemastr.h5", 1, 1) == 0, "%s",
+               "cannot write the captures");
+    expect_bad_input("mismatch --from, all-zero mask",
+                     (const char *const[]){"mismatch", "--generator", "bf16", "--trainer", "bf16", "--from",
+                                           "cap_mask0.h5", NULL},
+                     "batch/mask is all zero", NULL);
+    expect_bad_input("replay --from, all-zero mask", (const char *const[]){"replay", "--from", "cap_mask0.h5", NULL},
+                     "batch/mask is all zero", NULL);
+    expect_bad_input("mismatch --from, string schema_version",
+                     (const char *const[]){"mismatch", "--generator", "bf16", "--trainer", "bf16", "--from",
+                                           "cap_schemastr.h5", NULL},
+                     "'schema_version' has the wrong type", NULL);
+}
+
+/* ---- replay and plot: helpers of replay_plot_regressions() ---- */
+
+/* How a copy of a good results file is damaged: each a file `fpsim plot` read out of bounds,
+ * drew junk from, or answered with an HDF5 error stack. */
+typedef enum results_damage {
+    DAMAGE_TINY_TABLE,   /* layer_gemm_rel_l2 replaced by a 1x1x1x1 array */
+    DAMAGE_HUGE_TABLE,   /* ... by a 1x200x200x30 array */
+    DAMAGE_MORE_LAYERS,  /* layers and point_layers name 5 and 6 layers; the data has 2 */
+    DAMAGE_STEPS,        /* attribute steps = 2; the data has 1 step */
+    DAMAGE_STRING_TABLE, /* layer_gemm_rel_l2 holds strings */
+    DAMAGE_NO_RECIPE,    /* the recipe's group deleted, still listed in `recipes` */
+    DAMAGE_ALL_NAN       /* layer_gemm_rel_l2 all NaN, with the right dims */
+} results_damage;
+
+/* The recipe's layer_gemm_rel_l2 replaced by a float64 array of `dims` filled with `value`. */
+static int replace_gemm_table(hid_t f, const size_t dims[4], double value)
+{
+    const char *name = "recipes/bf16/layer_gemm_rel_l2";
+    const size_t n = dims[0] * dims[1] * dims[2] * dims[3];
+    double *v = malloc(n * sizeof *v);
+    if (!v) return -1;
+    for (size_t i = 0; i < n; i++)
+        v[i] = value;
+    const int rc =
+        H5Ldelete(f, name, H5P_DEFAULT) < 0 || fpsim_h5_write(f, name, FPSIM_H5_F64, 4, dims, v, 0) ? -1 : 0;
+    free(v);
+    return rc;
+}
+
+/* The recipe's layer_gemm_rel_l2 replaced by two 4-character strings. */
+static int replace_gemm_table_by_strings(hid_t f)
+{
+    const char *name = "recipes/bf16/layer_gemm_rel_l2";
+    const hsize_t n[1] = {2};
+    hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate_simple(1, n, NULL);
+    H5Tset_size(t, 4);
+    int rc = H5Ldelete(f, name, H5P_DEFAULT) < 0 ? -1 : 0;
+    hid_t d = rc ? H5I_INVALID_HID : H5Dcreate2(f, name, t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (d < 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, "abcdefgh") < 0) rc = -1;
+    if (d >= 0) H5Dclose(d);
+    H5Sclose(sp);
+    H5Tclose(t);
+    return rc;
+}
+
+/* A copy `name` of the scratch directory's results file `good` (1 step, 1 block + head, recipe
+ * bf16), damaged as `damage` says. */
+static int write_damaged_results(const char *good, const char *name, results_damage damage)
+{
+    char src[1200], dst[1200];
+    scratch_path(src, sizeof src, good);
+    scratch_path(dst, sizeof dst, name);
+    if (io_copy_prefix(src, dst, 1.0)) return -1;
+    hid_t f = H5Fopen(dst, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0) return -1;
+    static const char *const layer_names[6] = {"embed", "0", "1", "2", "3", "head"};
+    int rc = -1;
+    switch (damage) {
+    case DAMAGE_TINY_TABLE:
+        rc = replace_gemm_table(f, (const size_t[]){1, 1, 1, 1}, 0.5);
+        break;
+    case DAMAGE_HUGE_TABLE:
+        rc = replace_gemm_table(f, (const size_t[]){1, 200, 200, 30}, 0.5);
+        break;
+    case DAMAGE_MORE_LAYERS:
+        rc = fpsim_h5_attr_strings(f, "layers", layer_names + 1, 5) ||
+                     fpsim_h5_attr_strings(f, "point_layers", layer_names, 6)
+                 ? -1
+                 : 0;
+        break;
+    case DAMAGE_STEPS:
+        rc = fpsim_h5_attr_int64(f, "steps", 2) ? -1 : 0;
+        break;
+    case DAMAGE_STRING_TABLE:
+        rc = replace_gemm_table_by_strings(f);
+        break;
+    case DAMAGE_NO_RECIPE:
+        rc = H5Ldelete(f, "recipes/bf16", H5P_DEFAULT) < 0 ? -1 : 0;
+        break;
+    case DAMAGE_ALL_NAN:
+        rc = replace_gemm_table(f, (const size_t[]){1, 2, 2, 3}, NAN);
+        break;
+    }
+    H5Fclose(f);
+    return rc;
+}
+
+/* A directory of gnuplot scripts that gnuplot rejects (for FPSIM_PLOT_SCRIPTS). */
+static int write_broken_scripts(const char *sub)
+{
+    char path[1200];
+    scratch_path(path, sizeof path, sub);
+    if (mkdir(path, 0755) != 0) return -1;
+    const char *const scripts[] = {"error_vs_layer.gp", "rates_vs_layer.gp", "bias_vs_n.gp"};
+    const char *text = "plot no_such_function(x)\n";
+    for (int i = 0; i < 3; i++) {
+        char name[1300];
+        snprintf(name, sizeof name, "%s/%s", sub, scripts[i]);
+        if (write_text(name, text, strlen(text))) return -1;
+    }
+    return 0;
+}
+
+/* replay refuses bad requests before its run; plot checks the whole results file before it
+ * writes anything, and writes each output under a temporary name. */
+static void replay_plot_regressions(void)
+{
+    /* heads=2 without kv_heads: kv_heads follows heads now (it stayed 4: "heads = 2 is not
+     * divisible by kv_heads = 4"). */
+    const char *model = "layers=1,d=32,heads=2,ffn=32,vocab=16,seq=40,batch=1";
+    /* The same recipe twice ran the whole replay, then failed creating its HDF5 group (exit 1). */
+    expect_bad_input("replay, a recipe given twice",
+                     (const char *const[]){"replay", "--quiet", "--steps", "1", "--pretrain", "0", "--model",
+                                           model, "--recipe", "bf16", "--recipe", "bf16", "--out",
+                                           "replayed.h5", "--no-plots", NULL},
+                     "given twice", "replayed.h5");
+    expect_bad_input("replay --out replayed.npy",
+                     (const char *const[]){"replay", "--quiet", "--steps", "1", "--pretrain", "0", "--model",
+                                           model, "--recipe", "bf16", "--out", "replayed.npy", "--no-plots",
+                                           NULL},
+                     ".h5", "replayed.npy");
+    /* A sequence too short for the task's problems failed in the run with exit 1. */
+    expect_bad_input("replay, seq too short for the task",
+                     (const char *const[]){"replay", "--quiet", "--steps", "1", "--pretrain", "0", "--model",
+                                           "layers=1,d=32,heads=2,ffn=32,vocab=16,seq=16,batch=1", "--recipe",
+                                           "bf16", "--out", "replayed.h5", "--no-plots", NULL},
+                     "seq = 16", "replayed.h5");
+    /* A --plots that cannot be a directory failed only after the whole run. */
+    expect_bad_input("replay --plots FILE",
+                     (const char *const[]){"replay", "--quiet", "--steps", "1", "--pretrain", "0", "--model",
+                                           model, "--recipe", "bf16", "--out", "replayed.h5", "--plots",
+                                           "small.npy", NULL},
+                     "not a directory", "replayed.h5");
+    expect_bad_input("replay --plots FILE/SUB",
+                     (const char *const[]){"replay", "--quiet", "--steps", "1", "--pretrain", "0", "--model",
+                                           model, "--recipe", "bf16", "--out", "replayed.h5", "--plots",
+                                           "small.npy/plots", NULL},
+                     "cannot create", "replayed.h5");
+    /* --pretrain was silently ignored with --from (the capture's weights are the start). */
+    expect_bad_input("replay --from with --pretrain",
+                     (const char *const[]){"replay", "--quiet", "--from", "cap.h5", "--pretrain", "3",
+                                           "--out", "replayed.h5", "--no-plots", NULL},
+                     "--pretrain", "replayed.h5");
+    char err[4096];
+    int rc = run_fpsim((const char *const[]){"replay", "--quiet", "--steps", "1", "--pretrain", "0",
+                                             "--no-local", "--model", model, "--recipe", "bf16", "--out",
+                                             "replayed.h5", "--no-plots", NULL},
+                       err, sizeof err);
+    TEST_CHECK(&tc, rc == 0 && io_dir_entries(dir, "replayed.h5") == 1,
+               "replay, heads=2 without kv_heads: exit %d: %s", rc, err);
+    if (rc != 0) return;
+    if (system("gnuplot --version >/dev/null 2>&1") != 0) {
+        printf("note: no gnuplot: the fpsim plot cases are skipped\n");
+        return;
+    }
+
+    /* A good file: every output renamed onto its name, no temporary left. */
+    char plotout[1200];
+    scratch_path(plotout, sizeof plotout, "plotout");
+    rc = run_fpsim((const char *const[]){"plot", "--quiet", "replayed.h5", "--outdir", "plotout", NULL}, err,
+                   sizeof err);
+    TEST_CHECK(&tc,
+               rc == 0 && io_dir_entries(plotout, "gemm_error_fprop.png") == 1 &&
+                   io_dir_entries(plotout, ".tmp.") == 0,
+               "plot of a good file: exit %d: %s", rc, err);
+    io_remove_dir(plotout);
+
+    /* Damaged files: one line, exit 2, no output directory (everything is checked first). */
+    static const struct {
+        results_damage damage;
+        const char *label, *needle;
+    } cases[] = {
+        {DAMAGE_TINY_TABLE, "plot, a 1x1x1x1 layer_gemm_rel_l2", "has dims 1x1x1x1, expected 1x2x2x3"},
+        {DAMAGE_HUGE_TABLE, "plot, a 1x200x200x30 layer_gemm_rel_l2", "has dims 1x200x200x30"},
+        {DAMAGE_MORE_LAYERS, "plot, 5 layer names for 2-layer data", "expected 1x2x5x3"},
+        {DAMAGE_STEPS, "plot, steps = 2 for 1-step data", "expected 2x2x2x3"},
+        {DAMAGE_STRING_TABLE, "plot, a string dataset", "holds strings"},
+        {DAMAGE_NO_RECIPE, "plot, a listed recipe without its group", "has no group recipes/bf16"},
+        {DAMAGE_ALL_NAN, "plot, an all-NaN layer_gemm_rel_l2", "no finite value"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TEST_CHECK(&tc, write_damaged_results("replayed.h5", "bad.h5", cases[i].damage) == 0,
+                   "%s: cannot write bad.h5", cases[i].label);
+        expect_bad_input(cases[i].label,
+                         (const char *const[]){"plot", "--quiet", "bad.h5", "--outdir", "plotout", NULL},
+                         cases[i].needle, "plotout");
+    }
+
+    /* Scripts missing or rejected by gnuplot: fpsim's line first, nothing left in the directory. */
+    setenv("FPSIM_PLOT_SCRIPTS", "no-such-dir", 1);
+    expect_bad_input("plot, FPSIM_PLOT_SCRIPTS pointing nowhere",
+                     (const char *const[]){"plot", "--quiet", "replayed.h5", "--outdir", "plotout", NULL},
+                     "cannot read plot script", "plotout");
+    char scripts[1200];
+    scratch_path(scripts, sizeof scripts, "badgp");
+    TEST_CHECK(&tc, write_broken_scripts("badgp") == 0, "%s", "cannot write the broken scripts");
+    setenv("FPSIM_PLOT_SCRIPTS", scripts, 1);
+    rc = run_fpsim((const char *const[]){"plot", "--quiet", "replayed.h5", "--outdir", "plotout", NULL}, err,
+                   sizeof err);
+    unsetenv("FPSIM_PLOT_SCRIPTS");
+    TEST_CHECK(&tc, rc == 1 && !strncmp(err, "fpsim plot: gnuplot failed", 26),
+               "plot, gnuplot failing: exit %d, want 1 and fpsim's line first: %s", rc, err);
+    TEST_CHECK(&tc, io_dir_entries(plotout, "") == 0, "plot, gnuplot failing: %d file(s) left in plotout",
+               io_dir_entries(plotout, ""));
+    io_remove_dir(plotout);
+    io_remove_dir(scripts);
 }
 
 int main(int argc, char **argv)
@@ -288,6 +750,9 @@ int main(int argc, char **argv)
         TEST_CHECK(&tc, seed == 10, "quantize --seed 010 recorded seed %lld, want 10", (long long)seed);
         remove(q);
     }
+
+    convert_verify_mismatch_regressions();
+    replay_plot_regressions();
 
     io_remove_dir(dir);
     return test_summary(&tc);

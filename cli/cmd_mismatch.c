@@ -56,7 +56,7 @@ static void usage(FILE *out)
             "  --from FILE      a PyTorch capture (scripts/capture_torch.py): its model and weights\n"
             "                   (no pretraining) and its batch's sequences as --tokens; prints fpsim\n"
             "                   FP32 vs PyTorch per tensor first\n"
-            "  --quiet          no notes, no table\n\n"
+            "  --quiet, -q      no notes, no table\n\n"
             "Options that would have no effect are refused (exit 2): --sample or --top-p with --tokens\n"
             "or --from, --pretrain with --from. So is a token file in which no token is scored.\n");
 }
@@ -290,14 +290,14 @@ int cmd_mismatch(int argc, char **argv)
             from = v;
         } else if (!strcmp(argv[i], "--suite")) {
             suite = 1;
-        } else if (!strcmp(argv[i], "--quiet")) {
+        } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
             quiet = 1;
         } else if (!strcmp(argv[i], "--no-attribution")) {
             cfg.attribution = 0;
         } else {
             return fpsim_cli_unknown_option(CMD, argv[i]);
         }
-        if (!run_option && strncmp(opt, "--plot", 6) && strcmp(opt, "--quiet"))
+        if (!run_option && strncmp(opt, "--plot", 6) && strcmp(opt, "--quiet") && strcmp(opt, "-q"))
             run_option = opt;
         sample_given |= !strncmp(opt, "--sample", 8);
         pretrain_given |= !strncmp(opt, "--pretrain", 10);

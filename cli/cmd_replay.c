@@ -77,7 +77,7 @@ static void usage(FILE *out)
             "  --no-plots       do not run `fpsim plot` at the end\n"
             "  --plots DIR      plot directory (default plots; checked, or created, before the run)\n"
             "  --format F       plot format, png (default) or svg\n"
-            "  --quiet          no notes, no progress bar, no table\n",
+            "  --quiet, -q      no notes, no progress bar, no table\n",
             FPSIM_REPLAY_PRETRAIN);
 }
 
@@ -261,7 +261,7 @@ int cmd_replay(int argc, char **argv)
                 return 2;
             }
             format = v;
-        } else if (!strcmp(argv[i], "--quiet")) {
+        } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
             quiet = 1;
         } else if (!strcmp(argv[i], "--bias-variance")) {
             bias_variance = 1;

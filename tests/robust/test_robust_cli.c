@@ -592,6 +592,48 @@ static void replay_plot_regressions(void)
     io_remove_dir(scripts);
 }
 
+/* Options that would change nothing are refused (quantize, gemm), and a write over the file-size
+ * limit fails cleanly: SIGXFSZ used to kill fpsim with its temporary file left behind. */
+static void quantize_gemm_option_regressions(void)
+{
+    expect_bad_input("quantize, --seed without stochastic rounding",
+                     (const char *const[]){"quantize", "-q", "--scheme", "mxfp8-e4m3", "--in", "small.npy", "--seed",
+                                           "3", "--out", "q.h5", NULL},
+                     "draws no random bits", "q.h5");
+    expect_bad_input("quantize, --stream without stochastic rounding",
+                     (const char *const[]){"quantize", "-q", "--scheme", "nvfp4", "--in", "small.npy", "--stream",
+                                           "1", "--out", "q.h5", NULL},
+                     "--stream has no effect", "q.h5");
+    expect_bad_input("quantize, --gzip with a .npy output",
+                     (const char *const[]){"quantize", "-q", "--scheme", "nvfp4", "--in", "small.npy", "--gzip", "4",
+                                           "--out", "q.npy", NULL},
+                     "--gzip has no effect", "q.npy");
+    expect_bad_input("gemm, a fold order without block scales",
+                     (const char *const[]){"gemm", "-q", "--a", "small.npy", "--b", "small.npy", "--accum",
+                                           "hopper-qgmma", "--in-format", "f32", "--fold", "fma", "--out",
+                                           "fold.npy", NULL},
+                     "needs block scales", "fold.npy");
+    expect_bad_input("gemm, --fold and fold= together",
+                     (const char *const[]){"gemm", "-q", "--a", "small.npy", "--b", "small.npy", "--accum",
+                                           "hopper-qgmma:promote=128,fold=fma", "--fold", "mul-add", "--out",
+                                           "fold.npy", NULL},
+                     "both set the fold order", "fold.npy");
+    expect_bad_input("gemm, --out not .npy",
+                     (const char *const[]){"gemm", "-q", "--a", "small.npy", "--b", "small.npy", "--accum", "fp32",
+                                           "--out", "c.txt", NULL},
+                     "must end in .npy", "c.txt");
+    /* ulimit -f 1: 512 bytes, less than any HDF5 file quantize writes (and more than one line of
+     * stderr): the write fails (EFBIG), exit 1, one line, nothing left */
+    char err[4096];
+    long out_bytes = -1;
+    const int rc = run_fpsim_shell("ulimit -f 1;", "quantize --scheme nvfp4 --in small.npy --out q.h5 --quiet", err,
+                                   sizeof err, NULL, 0, &out_bytes);
+    TEST_CHECK(&tc, rc == 1, "quantize over ulimit -f: exit %d, want 1 (stderr: %s)", rc, err);
+    TEST_CHECK(&tc, count_lines(err) == 1, "quantize over ulimit -f: %d stderr lines, want 1: %s", count_lines(err),
+               err);
+    TEST_CHECK(&tc, io_dir_entries(dir, "q.h5") == 0, "%s", "quantize over ulimit -f: q.h5 (or its temporary) left");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -753,6 +795,7 @@ int main(int argc, char **argv)
 
     convert_verify_mismatch_regressions();
     replay_plot_regressions();
+    quantize_gemm_option_regressions();
 
     io_remove_dir(dir);
     return test_summary(&tc);

@@ -24,7 +24,7 @@ int bench_gemm(int argc, char **argv);
 int verify_formats(int argc, char **argv);
 int verify_gemm(int argc, char **argv);
 
-/* cli/cmd_plot.c: check, before a long run, that plots can be written to `dir`: an existing
+/* cli/plot_gnuplot.c: check, before a long run, that plots can be written to `dir`: an existing
  * directory a file can be created in, or a missing one that can be created (kept when
  * keep_created, else removed again). Otherwise prints "fpsim CMD: OPTION 'DIR' ..." (one line)
  * and returns 2; 0 when it can. */

@@ -1,0 +1,278 @@
+/* plot_gnuplot.c: `fpsim plot`'s figures drawn with gnuplot, each output under a temporary name
+ * until gnuplot has drawn it (see plot_gnuplot.h). */
+#include "plot_gnuplot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "fpsim_file.h"
+
+static const char *const CMD = "plot";
+
+/* ---- the output directory -------------------------------------------------------------------- */
+
+int plot_check_outdir(const char *cmd, const char *option, const char *dir, int keep_created)
+{
+    if (!*dir) {
+        fpsim_cli_error(cmd, "%s: empty directory name", option);
+        return 2;
+    }
+    if (strchr(dir, '\'')) {
+        fpsim_cli_error(cmd, "%s '%s': a path with a single quote cannot be passed to gnuplot", option, dir);
+        return 2;
+    }
+    struct stat sb;
+    int created = 0;
+    if (stat(dir, &sb) != 0) {
+        if (errno != ENOENT || mkdir(dir, 0777) != 0) {
+            fpsim_cli_error(cmd, "%s '%s': cannot create the directory: %s", option, dir, strerror(errno));
+            return 2;
+        }
+        created = 1;
+    } else if (!S_ISDIR(sb.st_mode)) {
+        fpsim_cli_error(cmd, "%s '%s' exists and is not a directory", option, dir);
+        return 2;
+    }
+    /* A file can be created in it (a read-only file system or mount passes the checks above). */
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/.fpsim-plot-probe.%ld", dir, (long)getpid());
+    FILE *f = fopen(probe, "wb");
+    int err = errno;
+    if (f) {
+        fclose(f);
+        remove(probe);
+    }
+    if (created && !keep_created) rmdir(dir);
+    if (!f) {
+        fpsim_cli_error(cmd, "%s '%s': cannot write in the directory: %s", option, dir, strerror(err));
+        return 2;
+    }
+    return 0;
+}
+
+/* ---- gnuplot ------------------------------------------------------------------------------------ */
+
+int plot_gnuplot_available(void)
+{
+    int rc = system("gnuplot --version >/dev/null 2>&1");
+    return rc == 0;
+}
+
+/* The scripts the plots need, readable (FPSIM_PLOT_SCRIPTS may point anywhere). */
+int plot_check_scripts(const char *scripts, int have_bias)
+{
+    const char *const needed[] = {"error_vs_layer.gp", "rates_vs_layer.gp", "bias_vs_n.gp"};
+    for (int i = 0; i < (have_bias ? 3 : 2); i++) {
+        char scr[4200];
+        snprintf(scr, sizeof scr, "%s/%s", scripts, needed[i]);
+        if (access(scr, R_OK) != 0) {
+            fpsim_cli_error(CMD, "cannot read plot script %s: %s (FPSIM_PLOT_SCRIPTS names the scripts' directory)",
+                            scr, strerror(errno));
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* A stop signal (SIGINT, SIGTERM, SIGHUP) that arrived while gnuplot was running, or 0. */
+static volatile sig_atomic_t stop_signal;
+
+static void remember_stop_signal(int sig) { stop_signal = sig; }
+
+/* gnuplot -e ASSIGN SCRIPT, its stdout to /dev/null and its stderr into `log` (/dev/null when
+ * NULL), so that fpsim's error line comes first. While it runs a stop signal (unless ignored, as
+ * under nohup) is remembered and passed on to gnuplot rather than killing fpsim at once: the
+ * caller removes its temporary outputs, then takes the signal (die_if_stopped). Returns the
+ * wait status (exit 127: gnuplot could not be started), or -1 if it could not be run. */
+static int run_gnuplot(const char *assign, const char *script, FILE *log)
+{
+    static const int stops[3] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction remember, saved[3];
+    memset(&remember, 0, sizeof remember);
+    remember.sa_handler = remember_stop_signal; /* no SA_RESTART: waitpid returns EINTR */
+    sigemptyset(&remember.sa_mask);
+    stop_signal = 0;
+    for (int i = 0; i < 3; i++) {
+        sigaction(stops[i], NULL, &saved[i]);
+        if (saved[i].sa_handler != SIG_IGN) sigaction(stops[i], &remember, NULL);
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) { /* exec resets the handlers to their defaults */
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) dup2(devnull, STDOUT_FILENO);
+        if (log) dup2(fileno(log), STDERR_FILENO);
+        else if (devnull >= 0) dup2(devnull, STDERR_FILENO);
+        signal(SIGXFSZ, SIG_DFL); /* main() ignores it; gnuplot over ulimit -f should stop, not go on */
+        execlp("gnuplot", "gnuplot", "-e", assign, script, (char *)NULL);
+        _exit(127);
+    }
+    int status = -1, forwarded = 0;
+    if (pid > 0) {
+        pid_t w;
+        while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+            if (stop_signal && !forwarded) {
+                kill(pid, stop_signal);
+                forwarded = 1;
+            }
+        if (w != pid) status = -1;
+    }
+    for (int i = 0; i < 3; i++) sigaction(stops[i], &saved[i], NULL);
+    return status;
+}
+
+static int gnuplot_succeeded(int status) { return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+
+/* "exit 1", "killed by signal 25: over the file-size limit", ... for the error line. */
+static void describe_status(char *buf, size_t cap, int status)
+{
+    if (status < 0) snprintf(buf, cap, "could not be run");
+    else if (WIFEXITED(status)) snprintf(buf, cap, "exit %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, cap, "killed by signal %d%s", WTERMSIG(status),
+                 WTERMSIG(status) == SIGXFSZ ? ": over the file-size limit" : "");
+    else snprintf(buf, cap, "wait status %d", status);
+}
+
+/* After the temporaries are removed: a stop signal caught during gnuplot takes its default
+ * action now (the exit status says which signal, as for every fpsim command). */
+static void die_if_stopped(void)
+{
+    if (!stop_signal) return;
+    signal(stop_signal, SIG_DFL);
+    raise(stop_signal);
+}
+
+/* gnuplot's own lines after fpsim's (at most 4 KiB of them). */
+static void print_log(FILE *log)
+{
+    char buf[4096];
+    if (!log || fseek(log, 0, SEEK_SET) != 0) return;
+    size_t n = fread(buf, 1, sizeof buf - 1, log);
+    buf[n] = '\0';
+    const char *text = buf + strspn(buf, "\n"); /* gnuplot starts its messages with an empty line */
+    if (!*text) return;
+    fputs(text, stderr);
+    if (buf[n - 1] != '\n') fputc('\n', stderr);
+}
+
+/* ---- writing ----------------------------------------------------------------------------------- */
+
+static void output_discard(plot_output *o)
+{
+    fpsim_cli_remove_on_signal(NULL);
+    if (o->f) fclose(o->f);
+    o->f = NULL;
+    fpsim_file_discard(o->dat_tmp);
+    fpsim_file_discard(o->img_tmp);
+}
+
+int plot_output_open(const plot_ctx *p, const char *base, plot_output *o)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->dat, sizeof o->dat, "%s/%s.dat", p->outdir, base);
+    snprintf(o->img, sizeof o->img, "%s/%s.%s", p->outdir, base, p->fmt);
+    fpsim_status st = fpsim_file_temp_name(o->img_tmp, sizeof o->img_tmp, o->img);
+    if (!st) st = fpsim_file_open_temp(&o->f, o->dat_tmp, sizeof o->dat_tmp, o->dat);
+    if (st) {
+        o->img_tmp[0] = '\0';
+        return fpsim_cli_fail_input(CMD, st);
+    }
+    fpsim_cli_remove_on_signal(o->dat_tmp); /* an interrupted run leaves no partial file */
+    return 0;
+}
+
+/* The image gnuplot wrote is whole. gnuplot 5's pngcairo and svg terminals exit 0 when a write
+ * fails (disk full, ulimit -f) and leave a truncated file, so the file must end as its format
+ * does: PNG with its IEND chunk (length 0, "IEND", CRC AE 42 60 82), SVG with "</svg>" and
+ * white space. */
+static int image_complete(const char *tmp, const char *fmt)
+{
+    static const unsigned char png_end[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+    unsigned char tail[64];
+    FILE *f = fopen(tmp, "rb");
+    if (!f) return 0;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    long n = size < (long)sizeof tail ? size : (long)sizeof tail;
+    int ok = n > 0 && fseek(f, size - n, SEEK_SET) == 0 && fread(tail, 1, (size_t)n, f) == (size_t)n;
+    fclose(f);
+    if (!ok) return 0;
+    if (!strcmp(fmt, "png")) return n >= 12 && !memcmp(tail + n - 12, png_end, 12);
+    while (n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == '\r' || tail[n - 1] == ' ')) n--;
+    return n >= 6 && !memcmp(tail + n - 6, "</svg>", 6);
+}
+
+/* Close the .dat, run gnuplot on it, and rename both outputs onto their names; on any failure
+ * both are removed and one fpsim line says why (gnuplot's own lines may follow it). */
+int plot_output_finish(plot_ctx *p, plot_output *o, const char *script, const char *title, const char *ylab,
+                         const char *extra)
+{
+    int write_failed = ferror(o->f) != 0;
+    write_failed |= fclose(o->f) != 0;
+    int err = errno;
+    o->f = NULL;
+    fpsim_cli_remove_on_signal(NULL);
+    if (write_failed) {
+        output_discard(o);
+        fpsim_cli_error(CMD, "cannot write %s: %s", o->dat, strerror(err));
+        return 1;
+    }
+    char scr[4200], assign[4096 + 3 * 4200];
+    snprintf(scr, sizeof scr, "%s/%s", p->scripts, script);
+    snprintf(assign, sizeof assign, "datafile='%s'; outfile='%s'; fmt='%s'; plottitle='%s'; ylab='%s'%s%s",
+             o->dat_tmp, o->img_tmp, p->fmt, title, ylab ? ylab : "", extra ? "; " : "", extra ? extra : "");
+    FILE *log = tmpfile();
+    int status = run_gnuplot(assign, scr, log);
+    const int drawn = gnuplot_succeeded(status);
+    if (!drawn || stop_signal || !image_complete(o->img_tmp, p->fmt)) {
+        output_discard(o);
+        die_if_stopped();
+        char how[96];
+        describe_status(how, sizeof how, status);
+        if (drawn) fpsim_cli_error(CMD, "gnuplot left %s incomplete (disk full?); nothing written for it", o->img);
+        else fpsim_cli_error(CMD, "gnuplot failed (%s) drawing %s with %s; nothing written for it%s", how, o->img,
+                             scr, log && ftell(log) > 0 ? "; gnuplot said:" : "");
+        if (!drawn) print_log(log);
+        if (log) fclose(log);
+        return 1;
+    }
+    if (log) fclose(log);
+    fpsim_status st = fpsim_file_commit(o->img_tmp, o->img);
+    if (st) {
+        fpsim_file_discard(o->dat_tmp);
+        return fpsim_cli_fail(CMD, st);
+    }
+    if ((st = fpsim_file_commit(o->dat_tmp, o->dat))) return fpsim_cli_fail(CMD, st);
+    p->made++;
+    return 0;
+}
+
+void plot_put(FILE *f, double v)
+{
+    if (isfinite(v)) fprintf(f, " %.9g", v);
+    else fprintf(f, " ?");
+}
+
+/* One whitespace-separated field of a .dat: " a" or " a:b", white space and control characters
+ * written as '_' (gnuplot splits on them), an empty name as '_'. */
+void plot_put_label(FILE *f, const char *a, const char *b)
+{
+    fputc(' ', f);
+    if (!*a) fputc('_', f);
+    for (const char *c = a; *c; c++) fputc((unsigned char)*c <= ' ' ? '_' : *c, f);
+    if (b) {
+        fputc(':', f);
+        for (const char *c = b; *c; c++) fputc((unsigned char)*c <= ' ' ? '_' : *c, f);
+    }
+}

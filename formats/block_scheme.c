@@ -337,6 +337,8 @@ fpsim_status fpsim_scheme_parse(fpsim_scheme *out, const char *text)
         char *p = colon + 1;
         if (*p == '\0')
             return fpsim_fail(FPSIM_EINVAL, "scheme '%s': nothing after ':'", text);
+        const char *seen[32]; /* the keys given so far, NUL-terminated in buf */
+        size_t nseen = 0;
         while (p && *p) {
             char *comma = strchr(p, ',');
             if (comma)
@@ -345,6 +347,12 @@ fpsim_status fpsim_scheme_parse(fpsim_scheme *out, const char *text)
             if (!eq || eq == p || eq[1] == '\0')
                 return fpsim_fail(FPSIM_EINVAL, "scheme '%s': '%s' is not key=value", text, p);
             *eq = '\0';
+            /* a key given twice ("sr=1,sr=0"): the last would silently win */
+            for (size_t i = 0; i < nseen; i++)
+                if (strcmp(seen[i], p) == 0)
+                    return fpsim_fail(FPSIM_EINVAL, "scheme '%s': key '%s' given twice", text, p);
+            if (nseen < sizeof seen / sizeof seen[0])
+                seen[nseen++] = p;
             fpsim_status st = apply_key(&s, buf, p, eq + 1);
             if (st != FPSIM_OK)
                 return st;

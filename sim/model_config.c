@@ -99,19 +99,30 @@ fpsim_status fpsim_model_config_parse(fpsim_model_config *cfg, const char *spec,
      * it unset (parse_int accepts only values >= 1). */
     c.kv_heads = 0;
     const char *p = spec ? spec : "";
+    const char *seen[32]; /* the keys given so far (each is at most once in KEY_LIST) */
+    size_t seen_len[32], nseen = 0;
     while (*p) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (len > 0) {
-            const char *eq = memchr(p, '=', len);
-            if (!eq)
-                return fpsim_fail(FPSIM_EINVAL, "model spec: '%.*s' is not key=value", (int)len,
-                                  p);
-            fpsim_status st = set_key(&c, p, (size_t)(eq - p), eq + 1, len - (size_t)(eq - p) - 1);
-            if (st) return st;
-        }
+        /* an empty clause (",," or a trailing ",") is a typo, not a default */
+        if (len == 0)
+            return fpsim_fail(FPSIM_EINVAL, "model spec '%s': empty clause (two commas, or a comma at an end)",
+                              spec);
+        const char *eq = memchr(p, '=', len);
+        if (!eq)
+            return fpsim_fail(FPSIM_EINVAL, "model spec: '%.*s' is not key=value", (int)len, p);
+        const size_t klen = (size_t)(eq - p);
+        /* a key given twice: the last would silently win */
+        for (size_t i = 0; i < nseen; i++)
+            if (seen_len[i] == klen && !memcmp(seen[i], p, klen))
+                return fpsim_fail(FPSIM_EINVAL, "model spec '%s': key '%.*s' given twice", spec, (int)klen, p);
+        fpsim_status st = set_key(&c, p, klen, eq + 1, len - klen - 1);
+        if (st) return st;
+        if (nseen < sizeof seen / sizeof seen[0]) seen[nseen] = p, seen_len[nseen++] = klen;
         p += len;
-        if (*p == ',') p++;
+        if (*p == ',' && *++p == '\0')
+            return fpsim_fail(FPSIM_EINVAL, "model spec '%s': empty clause (two commas, or a comma at an end)",
+                              spec);
     }
     if (c.kv_heads == 0) c.kv_heads = c.heads;
     fpsim_status st = fpsim_model_config_check(&c, block);

@@ -62,6 +62,11 @@ static void check_spec(void) {
     /* strtoull skips a space and negates: " -1" must not become 2^64-1; no octal either */
     expect_error("seed= -1", 0, FPSIM_EINVAL, "seed");
     expect_error("layers= 4", 0, FPSIM_EINVAL, "layers");
+    /* a key given twice or an empty clause is refused, not resolved by the last one winning */
+    expect_error("layers=1,layers=2", 0, FPSIM_EINVAL, "given twice");
+    expect_error("layers=1,,d=64", 0, FPSIM_EINVAL, "empty clause");
+    expect_error("layers=1,", 0, FPSIM_EINVAL, "empty clause");
+    expect_error(",layers=1", 0, FPSIM_EINVAL, "empty clause");
     TEST_CHECK(&tc, fpsim_model_config_parse(&cfg, "seed=010", 0) == FPSIM_OK && cfg.seed == 10,
                "seed=010 read as %llu, want 10 (decimal)", (unsigned long long)cfg.seed);
     TEST_CHECK(&tc, fpsim_model_config_parse(&cfg, "seed=0x10", 0) == FPSIM_OK && cfg.seed == 16,

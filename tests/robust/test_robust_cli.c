@@ -618,6 +618,10 @@ static void quantize_gemm_option_regressions(void)
                                            "hopper-qgmma:promote=128,fold=fma", "--fold", "mul-add", "--out",
                                            "fold.npy", NULL},
                      "both set the fold order", "fold.npy");
+    expect_bad_input("quantize, a scheme key given twice",
+                     (const char *const[]){"quantize", "-q", "--scheme", "nvfp4:sr=1,sr=0", "--in", "small.npy",
+                                           "--out", "q.h5", NULL},
+                     "given twice", "q.h5");
     expect_bad_input("gemm, --out not .npy",
                      (const char *const[]){"gemm", "-q", "--a", "small.npy", "--b", "small.npy", "--accum", "fp32",
                                            "--out", "c.txt", NULL},

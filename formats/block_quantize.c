@@ -405,7 +405,8 @@ static fpsim_status check_shape(const fpsim_scheme *s, size_t qcols)
         qcols % 32 != 0)
         return fpsim_fail(FPSIM_ESHAPE,
                           "torchao to_mx requires the blocked dimension (%zu) to be a multiple of 32 "
-                          "(rule=rceil-sat, microxcaling and gfloat zero-pad)",
+                          "(this rule follows torchao; the rules rceil-sat, microxcaling and gfloat zero-pad a "
+                          "partial block)",
                           qcols);
     if (s->kind == FPSIM_KIND_NVFP4 && s->chain != FPSIM_NVFP4_TE && qcols % 16 != 0)
         return fpsim_fail(FPSIM_ESHAPE,

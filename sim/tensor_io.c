@@ -300,13 +300,20 @@ fpsim_status fpsim_tensor_read(fpsim_tensor2d *out, const fpsim_tensor_source *s
         fpsim_status st = fpsim_tensor_dtype_parse(&dtype, src->dtype);
         if (st) return st;
     }
+    enum input_kind kind = INPUT_UNKNOWN;
+    fpsim_status st;
     if (src->rows || src->cols) {
         if (src->dataset) return fpsim_fail(FPSIM_EINVAL, "--dataset and --shape exclude each other (HDF5 vs raw input)");
+        /* a .npy or HDF5 file read as raw bytes would take its header for data (only regular files
+         * are looked at: a pipe's first bytes could not be read twice) */
+        struct stat sb;
+        if (stat(src->path, &sb) == 0 && S_ISREG(sb.st_mode) && (st = sniff(&kind, src->path))) return st;
+        if (kind != INPUT_UNKNOWN)
+            return fpsim_fail(FPSIM_EINVAL, "--shape is for raw input; '%s' is a %s file, which gives its own shape",
+                              src->path, kind == INPUT_NPY ? ".npy" : "HDF5");
         return fpsim_tensor_read_raw(out, src->path, src->rows, src->cols, dtype);
     }
-    enum input_kind kind;
-    fpsim_status st = sniff(&kind, src->path);
-    if (st) return st;
+    if ((st = sniff(&kind, src->path))) return st;
     if (kind == INPUT_NPY) {
         if (src->dataset) return fpsim_fail(FPSIM_EINVAL, "--dataset given but '%s' is a .npy file", src->path);
         return read_npy(out, src->path, src->dtype ? &dtype : NULL);

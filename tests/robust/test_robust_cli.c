@@ -660,7 +660,12 @@ int main(int argc, char **argv)
     const size_t shape[2] = {4, 32};
     float x[128];
     for (int i = 0; i < 128; i++) x[i] = (float)(i % 7) - 3.0f;
-    if (fpsim_npy_save(small, FPSIM_NPY_F32, 2, shape, x) || write_lying_npy("huge.npy", "(1000000000, 4)")) {
+    char small_raw[1200];
+    snprintf(small_raw, sizeof small_raw, "%s/small.raw", dir);
+    FILE *raw = fopen(small_raw, "wb");
+    const int raw_ok = raw && fwrite(x, sizeof x, 1, raw) == 1;
+    if (raw) fclose(raw);
+    if (!raw_ok || fpsim_npy_save(small, FPSIM_NPY_F32, 2, shape, x) || write_lying_npy("huge.npy", "(1000000000, 4)")) {
         fprintf(stderr, "cannot write the inputs in %s\n", dir);
         io_remove_dir(dir);
         return 1;
@@ -682,9 +687,14 @@ int main(int argc, char **argv)
                      "truncated", "codes.npy");
     /* A raw --shape far larger than the file: refused from the file size, without allocating. */
     expect_bad_input("quantize, raw shape larger than the file",
-                     (const char *const[]){"quantize", "--quiet", "--scheme", "nvfp4", "--in", "small.npy",
+                     (const char *const[]){"quantize", "--quiet", "--scheme", "nvfp4", "--in", "small.raw",
                                            "--shape", "400000x400000", "--out", "q.h5", NULL},
                      "truncated", "q.h5");
+    /* --shape with a .npy file: its header is not data */
+    expect_bad_input("quantize, --shape with a .npy input",
+                     (const char *const[]){"quantize", "--quiet", "--scheme", "nvfp4", "--in", "small.npy",
+                                           "--shape", "4x32", "--out", "q.h5", NULL},
+                     "--shape is for raw input", "q.h5");
     /* " -1" was read as 2^64-1 (strtoull skips the space, then negates). */
     expect_bad_input("quantize, --seed ' -1'",
                      (const char *const[]){"quantize", "--quiet", "--scheme", "nvfp4", "--in", "small.npy",

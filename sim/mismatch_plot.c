@@ -6,8 +6,11 @@
  *   mismatch_scatter.FMT  |g - p| vs exp(g), log x
  *   mismatch_attr.FMT     per-layer / per-part attribution bars (configurations with attribution)
  *   mismatch_seqlen.FMT   per-sequence mult_prob_error - 1 vs scored tokens
- * Errors (not a mismatch file, missing dataset, gnuplot missing or failing) return a status with
- * a message; nothing is printed here (gnuplot's own stderr is left as is). */
+ * Errors (not a mismatch file, a missing dataset or one whose dims do not pair with g, gnuplot
+ * missing or failing, a failed write) return a status with a message and leave no output: the
+ * files are made in a staging directory inside outdir and moved out when all succeeded. Nothing is
+ * printed here (gnuplot's own stderr is left as is). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -38,39 +41,55 @@ typedef struct plot_cfg {
 static fpsim_status read_2d(hid_t f, const char *path, hid_t type, void **out, size_t *r, size_t *c)
 {
     hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
-    if (d < 0) return fpsim_fail(FPSIM_EFORMAT, "mismatch plot: dataset %s missing", path);
+    if (d < 0) return fpsim_fail(FPSIM_EFORMAT, "--plot: dataset %s missing", path);
     hid_t sp = H5Dget_space(d);
     hsize_t dims[2] = {0, 0};
     int rank = H5Sget_simple_extent_ndims(sp);
     fpsim_status st = FPSIM_OK;
-    if (rank != 2) st = fpsim_fail(FPSIM_ESHAPE, "mismatch plot: %s has rank %d, not 2", path, rank);
+    if (rank != 2) st = fpsim_fail(FPSIM_ESHAPE, "--plot: %s has rank %d, not 2", path, rank);
     else {
         H5Sget_simple_extent_dims(sp, dims, NULL);
         *r = dims[0];
         *c = dims[1];
         *out = malloc((size_t)(dims[0] * dims[1]) * H5Tget_size(type) + 1);
-        if (!*out) st = fpsim_fail(FPSIM_ENOMEM, "mismatch plot: out of memory");
+        if (!*out) st = fpsim_fail(FPSIM_ENOMEM, "--plot: out of memory");
         else if (H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) < 0)
-            st = fpsim_fail(FPSIM_EFORMAT, "mismatch plot: cannot read %s", path);
+            st = fpsim_fail(FPSIM_EFORMAT, "--plot: cannot read %s", path);
     }
     H5Sclose(sp);
     H5Dclose(d);
     return st;
 }
 
+/* A dataset that pairs element for element with g: the same rows and columns. */
+static fpsim_status same_dims(const char *path, size_t r, size_t c, size_t want_r, size_t want_c)
+{
+    if (r == want_r && c == want_c) return FPSIM_OK;
+    return fpsim_fail(FPSIM_ESHAPE, "--plot: %s has dims %zux%zu, expected %zux%zu (as g)", path, r, c, want_r, want_c);
+}
+
+/* Close a data file written for gnuplot; a failed write (a full disk) is an error, not a plot of
+ * cut-off data. */
+static fpsim_status close_data(FILE *f, const char *path)
+{
+    const int bad = ferror(f);
+    if (fclose(f) != 0 || bad) return fpsim_fail(FPSIM_EIO, "--plot: cannot write %s", path);
+    return FPSIM_OK;
+}
+
 static fpsim_status read_configs(hid_t f, char names[MAXC][64], int *count)
 {
     hid_t a = H5Aopen(f, "configs", H5P_DEFAULT);
-    if (a < 0) return fpsim_fail(FPSIM_EFORMAT, "mismatch plot: no 'configs' attribute (not a mismatch file)");
+    if (a < 0) return fpsim_fail(FPSIM_EFORMAT, "--plot: no 'configs' attribute (not a mismatch file)");
     hid_t sp = H5Aget_space(a);
     hssize_t n = H5Sget_simple_extent_npoints(sp);
     fpsim_status st = FPSIM_OK;
-    if (n < 1 || n > MAXC) st = fpsim_fail(FPSIM_EFORMAT, "mismatch plot: %lld configurations", (long long)n);
+    if (n < 1 || n > MAXC) st = fpsim_fail(FPSIM_EFORMAT, "--plot: %lld configurations", (long long)n);
     char *vals[MAXC] = {0};
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, H5T_VARIABLE);
     H5Tset_cset(t, H5T_CSET_UTF8);
-    if (!st && H5Aread(a, t, vals) < 0) st = fpsim_fail(FPSIM_EFORMAT, "mismatch plot: cannot read 'configs'");
+    if (!st && H5Aread(a, t, vals) < 0) st = fpsim_fail(FPSIM_EFORMAT, "--plot: cannot read 'configs'");
     if (!st) {
         for (hssize_t i = 0; i < n; i++) snprintf(names[i], 64, "%s", vals[i] ? vals[i] : "?");
         H5Dvlen_reclaim(t, sp, H5P_DEFAULT, vals);
@@ -82,13 +101,17 @@ static fpsim_status read_configs(hid_t f, char names[MAXC][64], int *count)
     return st;
 }
 
-static int run_gnuplot(const char *assign, const char *script)
+/* gnuplot -e assign script, its stdout discarded and its stderr into the file log (so that the
+ * caller's one line comes first and can quote it). Returns gnuplot's exit status, -1 if none. */
+static int run_gnuplot(const char *assign, const char *script, const char *log)
 {
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0) dup2(devnull, 1);
+        int err = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (err >= 0) dup2(err, 2);
         execlp("gnuplot", "gnuplot", "-e", assign, script, (char *)NULL);
         _exit(127);
     }
@@ -105,11 +128,25 @@ static fpsim_status gnuplot(const char *dir, const char *script, const char *var
     snprintf(scr, sizeof scr, "%s/%s", pd ? pd : "scripts/plot", script);
     snprintf(common, sizeof common, "%s/mismatch_common.gp", pd ? pd : "scripts/plot");
     if (access(scr, R_OK) != 0)
-        return fpsim_fail(FPSIM_EIO, "mismatch plot: script %s not found (run from the source tree or set FPSIM_PLOT_SCRIPTS)", scr);
+        return fpsim_fail(FPSIM_EIO, "--plot: script %s not found (run from the source tree or set FPSIM_PLOT_SCRIPTS)", scr);
     snprintf(assign, sizeof assign, "%s; outfile='%s/%s.%s'; fmt='%s'; common='%s'", vars, dir, out, fmt, fmt, common);
-    int rc = run_gnuplot(assign, scr);
-    if (rc == 127) return fpsim_fail(FPSIM_EUNSUPPORTED, "mismatch plot: gnuplot is not installed");
-    if (rc != 0) return fpsim_fail(FPSIM_EIO, "mismatch plot: gnuplot failed on %s (exit %d)", scr, rc);
+    char log[4096];
+    if (snprintf(log, sizeof log, "%s/gnuplot.log", dir) >= (int)sizeof log)
+        return fpsim_fail(FPSIM_EINVAL, "--plot: path too long in %s", dir);
+    int rc = run_gnuplot(assign, scr, log);
+    char why[200] = "";
+    FILE *lf = fopen(log, "r");
+    if (lf) { /* gnuplot's message: its last non-empty line (the first repeats the script's line) */
+        char line[200];
+        while (fgets(line, sizeof line, lf))
+            if (line[0] != '\n' && line[0] != '^') snprintf(why, sizeof why, "%s", line);
+        fclose(lf);
+        why[strcspn(why, "\n")] = '\0';
+    }
+    remove(log);
+    if (rc == 127) return fpsim_fail(FPSIM_EUNSUPPORTED, "--plot: gnuplot is not installed");
+    if (rc != 0)
+        return fpsim_fail(FPSIM_EIO, "--plot: gnuplot failed on %s (exit %d)%s%s", scr, rc, why[0] ? ": " : "", why);
     return FPSIM_OK;
 }
 
@@ -117,6 +154,7 @@ static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers
 {
     char path[4096];
     FILE *f;
+    fpsim_status st;
     /* histogram: 81 bins over [-m, m], m the largest |g - p| (at least 1e-3) */
     double m = 1e-3;
     for (int c = 0; c < nc; c++)
@@ -124,7 +162,7 @@ static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers
             if (pc[c].mask[i] && fabs(pc[c].g[i] - pc[c].p[i]) > m) m = fabs(pc[c].g[i] - pc[c].p[i]);
     enum { B = 81 };
     snprintf(path, sizeof path, "%s/mismatch_hist.dat", dir);
-    if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "mismatch plot: cannot write %s", path);
+    if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "--plot: cannot write %s", path);
     static double h[MAXC][B];
     double tot[MAXC] = {0};
     memset(h, 0, sizeof h);
@@ -132,6 +170,7 @@ static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers
         for (size_t i = 0; i < pc[c].n * pc[c].len; i++) {
             if (!pc[c].mask[i]) continue;
             double d = pc[c].g[i] - pc[c].p[i];
+            if (!isfinite(d)) continue; /* no bin for a NaN or infinite difference */
             int b = (int)floor((d + m) / (2 * m) * (B - 1) + 0.5);
             if (b < 0) b = 0;
             if (b >= B) b = B - 1;
@@ -146,8 +185,7 @@ static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers
         for (int c = 0; c < nc; c++) fprintf(f, " %.9g", tot[c] > 0 ? h[c][b] / tot[c] : 0.0);
         fprintf(f, "\n");
     }
-    fclose(f);
-    fpsim_status st;
+    if ((st = close_data(f, path))) return st;
     char vars[8192];
     snprintf(vars, sizeof vars, "datafile='%s'", path);
     if ((st = gnuplot(dir, "mismatch_hist.gp", vars, "mismatch_hist", fmt))) return st;
@@ -155,14 +193,14 @@ static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers
     char files[4096] = "", files2[4096] = "", titles[4096] = "";
     for (int c = 0; c < nc; c++) {
         snprintf(path, sizeof path, "%s/mismatch_scatter_%d.dat", dir, c);
-        if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "mismatch plot: cannot write %s", path);
+        if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "--plot: cannot write %s", path);
         for (size_t i = 0; i < pc[c].n * pc[c].len; i++)
             if (pc[c].mask[i]) fprintf(f, "%.9g %.9g\n", exp(pc[c].g[i]), fabs(pc[c].g[i] - pc[c].p[i]));
-        fclose(f);
+        if ((st = close_data(f, path))) return st;
         strncat(files, path, sizeof files - strlen(files) - 2);
         strcat(files, " ");
         snprintf(path, sizeof path, "%s/mismatch_seqlen_%d.dat", dir, c);
-        if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "mismatch plot: cannot write %s", path);
+        if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "--plot: cannot write %s", path);
         for (size_t s = 0; s < pc[c].n; s++) {
             double a = 0;
             size_t k = 0;
@@ -174,7 +212,7 @@ static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers
             }
             if (k) fprintf(f, "%zu %.9g\n", k, a / (double)k - 1.0);
         }
-        fclose(f);
+        if ((st = close_data(f, path))) return st;
         strncat(files2, path, sizeof files2 - strlen(files2) - 2);
         strcat(files2, " ");
         strncat(titles, pc[c].name, sizeof titles - strlen(titles) - 2);
@@ -189,7 +227,7 @@ static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers
     for (int c = 0; c < nc; c++) any |= pc[c].have_attr;
     if (!any) return FPSIM_OK;
     snprintf(path, sizeof path, "%s/mismatch_attr.dat", dir);
-    if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "mismatch plot: cannot write %s", path);
+    if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "--plot: cannot write %s", path);
     fprintf(f, "swap");
     for (int c = 0; c < nc; c++)
         if (pc[c].have_attr) fprintf(f, " %s", pc[c].name);
@@ -207,22 +245,46 @@ static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers
         }
         fprintf(f, "\n");
     }
-    fclose(f);
+    if ((st = close_data(f, path))) return st;
     snprintf(vars, sizeof vars, "datafile='%s'", path);
     return gnuplot(dir, "mismatch_attr.gp", vars, "mismatch_attr", fmt);
+}
+
+/* Every file of the staging directory tmp moved into outdir (keep) or removed, then tmp itself. */
+static fpsim_status finish_staging(const char *tmp, const char *outdir, int keep)
+{
+    fpsim_status st = FPSIM_OK;
+    DIR *d = opendir(tmp);
+    if (!d) return fpsim_fail(FPSIM_EIO, "--plot: cannot read %s: %s", tmp, strerror(errno));
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char from[4096], to[4096];
+        if (snprintf(from, sizeof from, "%s/%s", tmp, e->d_name) >= (int)sizeof from ||
+            snprintf(to, sizeof to, "%s/%s", outdir, e->d_name) >= (int)sizeof to) {
+            if (!st) st = fpsim_fail(FPSIM_EINVAL, "--plot: path too long in %s", outdir);
+            continue;
+        }
+        if (keep && !st && rename(from, to) != 0)
+            st = fpsim_fail(FPSIM_EIO, "--plot: cannot move %s to %s: %s", from, to, strerror(errno));
+        if (!keep || st) remove(from);
+    }
+    closedir(d);
+    rmdir(tmp);
+    return st;
 }
 
 fpsim_status fpsim_mismatch_plot(const char *h5, const char *outdir, const char *fmt)
 {
     if (strcmp(fmt, "png") && strcmp(fmt, "svg") && strcmp(fmt, "pdf"))
-        return fpsim_fail(FPSIM_ENAME, "mismatch plot: unknown format '%s' (valid: png, svg, pdf)", fmt);
+        return fpsim_fail(FPSIM_ENAME, "--plot: unknown format '%s' (valid: png, svg, pdf)", fmt);
     hid_t f;
     fpsim_status st = fpsim_h5_open_read(&f, h5);
     if (st) return st;
     char kind[64] = "";
     if (fpsim_h5_read_attr_string(f, ".", "kind", kind, sizeof kind) || strcmp(kind, "fpsim-mismatch")) {
         H5Fclose(f);
-        return fpsim_fail(FPSIM_EFORMAT, "mismatch plot: %s is not a mismatch results file (kind '%s')", h5, kind);
+        return fpsim_fail(FPSIM_EFORMAT, "--plot: %s is not a mismatch results file (kind '%s')", h5, kind);
     }
     int64_t layers = 0;
     char names[MAXC][64];
@@ -239,8 +301,10 @@ fpsim_status fpsim_mismatch_plot(const char *h5, const char *outdir, const char 
         st = read_2d(f, path, H5T_NATIVE_DOUBLE, (void **)&pc[c].g, &pc[c].n, &pc[c].len);
         snprintf(path, sizeof path, "configs/%s/p", names[c]);
         if (!st) st = read_2d(f, path, H5T_NATIVE_DOUBLE, (void **)&pc[c].p, &r2, &c2);
+        if (!st) st = same_dims(path, r2, c2, pc[c].n, pc[c].len);
         snprintf(path, sizeof path, "configs/%s/mask", names[c]);
         if (!st) st = read_2d(f, path, H5T_NATIVE_UINT8, (void **)&pc[c].mask, &r2, &c2);
+        if (!st) st = same_dims(path, r2, c2, pc[c].n, pc[c].len);
         snprintf(path, sizeof path, "configs/%s/attr_layer", names[c]);
         if (!st && layers + 5 < 70 && H5Lexists(f, path, H5P_DEFAULT) > 0) {
             double *al = NULL, *ap = NULL;
@@ -248,6 +312,10 @@ fpsim_status fpsim_mismatch_plot(const char *h5, const char *outdir, const char 
             st = read_2d(f, path, H5T_NATIVE_DOUBLE, (void **)&al, &ar, &ac);
             snprintf(path, sizeof path, "configs/%s/attr_part", names[c]);
             if (!st) st = read_2d(f, path, H5T_NATIVE_DOUBLE, (void **)&ap, &r2, &c2);
+            /* one row per layer, head and embedding, and one per part (gemm, reduce, kv) */
+            if (!st && (ar != (size_t)layers + 2 || r2 != 3 || ac < 1 || c2 < 1))
+                st = fpsim_fail(FPSIM_ESHAPE, "--plot: configs/%s/attr_layer and attr_part have %zux%zu and %zux%zu "
+                                "entries, expected %lldx1+ and 3x1+", names[c], ar, ac, r2, c2, (long long)layers + 2);
             if (!st) {
                 int k = 0;
                 for (size_t i = 0; i < ar; i++) pc[c].attr[k++] = al[i * ac];
@@ -265,11 +333,15 @@ fpsim_status fpsim_mismatch_plot(const char *h5, const char *outdir, const char 
             hid_t d = H5Dopen2(f, (snprintf(path, sizeof path, "configs/%s/token_metrics", names[c]), path), H5P_DEFAULT);
             if (d >= 0) {
                 hid_t sp = H5Dget_space(d);
-                hsize_t dims[3];
-                H5Sget_simple_extent_dims(sp, dims, NULL);
+                hsize_t dims[3] = {0, 0, 0};
+                const int rank = H5Sget_simple_extent_ndims(sp);
+                if (rank == 3) H5Sget_simple_extent_dims(sp, dims, NULL);
                 tr = (size_t)dims[0];
                 tcn = (size_t)(dims[1] * dims[2]);
-                tm = malloc(tr * tcn * sizeof *tm);
+                if (rank != 3 || tr == 0 || tcn == 0)
+                    st = fpsim_fail(FPSIM_ESHAPE, "--plot: configs/%s/token_metrics is not a non-empty 3-D dataset",
+                                    names[c]);
+                tm = st ? NULL : malloc(tr * tcn * sizeof *tm);
                 if (tm && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, tm) >= 0)
                     pc[c].attr[pc[c].nattr] = tm[(tr - 1) * tcn]; /* last step, metric 0, mean */
                 free(tm);
@@ -280,8 +352,18 @@ fpsim_status fpsim_mismatch_plot(const char *h5, const char *outdir, const char 
     }
     H5Fclose(f);
     if (!st && mkdir(outdir, 0777) != 0 && errno != EEXIST)
-        st = fpsim_fail(FPSIM_EIO, "mismatch plot: cannot create %s: %s", outdir, strerror(errno));
-    if (!st) st = write_data(outdir, pc, nc, (int)layers, fmt);
+        st = fpsim_fail(FPSIM_EIO, "--plot: cannot create %s: %s", outdir, strerror(errno));
+    /* Everything is written into a staging directory inside outdir and moved out only when every
+     * plot succeeded: a failure (gnuplot, a full disk) leaves no partial data or image behind. */
+    char tmp[2048]; /* with the data files' names, under the 4096 of write_data's paths */
+    if (!st && snprintf(tmp, sizeof tmp, "%s/.mismatch-plot-XXXXXX", outdir) >= (int)sizeof tmp)
+        st = fpsim_fail(FPSIM_EINVAL, "--plot: output directory name too long");
+    if (!st && !mkdtemp(tmp)) st = fpsim_fail(FPSIM_EIO, "--plot: cannot create a directory in %s: %s", outdir, strerror(errno));
+    else if (!st) {
+        st = write_data(tmp, pc, nc, (int)layers, fmt);
+        fpsim_status fin = finish_staging(tmp, outdir, st == FPSIM_OK);
+        if (!st) st = fin;
+    }
     for (int c = 0; c < nc; c++) {
         free(pc[c].g);
         free(pc[c].p);

@@ -638,6 +638,70 @@ static void quantize_gemm_option_regressions(void)
     TEST_CHECK(&tc, io_dir_entries(dir, "q.h5") == 0, "%s", "quantize over ulimit -f: q.h5 (or its temporary) left");
 }
 
+/* mismatch --plot checks that p and mask pair with g before it writes anything, and writes its
+ * data and images in a staging directory moved out only when every plot succeeded. */
+static void mismatch_plot_regressions(void)
+{
+    if (system("gnuplot --version >/dev/null 2>&1") != 0) {
+        printf("note: no gnuplot: the mismatch --plot cases are skipped\n");
+        return;
+    }
+    char err[4096];
+    int rc = run_fpsim((const char *const[]){"mismatch", "-q", "--generator", "bf16", "--trainer", "fp32", "--model",
+                                             "layers=1,d=32,heads=2,ffn=32,vocab=16,seq=40,batch=1", "--steps", "1",
+                                             "--sample", "2", "--pretrain", "0", "--out", "mm.h5", NULL},
+                       err, sizeof err);
+    TEST_CHECK(&tc, rc == 0, "mismatch run for the plot cases: exit %d: %s", rc, err);
+    if (rc != 0) return;
+    char good[1200], bad[1200];
+    scratch_path(good, sizeof good, "mm.h5");
+    scratch_path(bad, sizeof bad, "mm_bad.h5");
+    TEST_CHECK(&tc, io_copy_prefix(good, bad, 1.0) == 0, "%s", "cannot copy mm.h5");
+    /* configs/run/p (run: the configuration's name for one --generator/--trainer pair) as 1 x 1 */
+    hid_t f = H5Fopen(bad, H5F_ACC_RDWR, H5P_DEFAULT);
+    const size_t one[2] = {1, 1};
+    const double zero = 0.0;
+    const int damaged = f >= 0 && H5Ldelete(f, "configs/run/p", H5P_DEFAULT) >= 0 &&
+                        fpsim_h5_write(f, "configs/run/p", FPSIM_H5_F64, 2, one, &zero, 0) == FPSIM_OK;
+    if (f >= 0) H5Fclose(f);
+    TEST_CHECK(&tc, damaged, "%s", "cannot damage mm_bad.h5");
+    expect_bad_input("mismatch --plot, p not the shape of g",
+                     (const char *const[]){"mismatch", "--plot", "mm_bad.h5", "--plots", "mmplots", NULL}, "has dims",
+                     "mmplots");
+    /* gnuplot rejecting a script: fpsim's line first (quoting gnuplot), nothing in the directory */
+    const char *text = "plot no_such_function(x)\n";
+    const char *const scripts[] = {"mismatch_hist.gp", "mismatch_scatter.gp", "mismatch_seqlen.gp",
+                                   "mismatch_attr.gp", "mismatch_common.gp"};
+    char dirpath[1200];
+    scratch_path(dirpath, sizeof dirpath, "mmgp");
+    int ok = mkdir(dirpath, 0755) == 0;
+    for (int i = 0; i < 5 && ok; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "mmgp/%.40s", scripts[i]);
+        ok = write_text(name, text, strlen(text)) == 0;
+    }
+    TEST_CHECK(&tc, ok, "%s", "cannot write the broken mismatch scripts");
+    setenv("FPSIM_PLOT_SCRIPTS", dirpath, 1);
+    rc = run_fpsim((const char *const[]){"mismatch", "--plot", "mm.h5", "--plots", "mmplots2", NULL}, err, sizeof err);
+    unsetenv("FPSIM_PLOT_SCRIPTS");
+    TEST_CHECK(&tc, rc == 1 && !strncmp(err, "fpsim mismatch: --plot: gnuplot failed", 38) && count_lines(err) == 1,
+               "mismatch --plot, gnuplot failing: exit %d, want 1 and one line of fpsim's: %s", rc, err);
+    char plots2[1200];
+    scratch_path(plots2, sizeof plots2, "mmplots2");
+    TEST_CHECK(&tc, io_dir_entries(plots2, "") == 0, "mismatch --plot, gnuplot failing: %d entries left in mmplots2",
+               io_dir_entries(plots2, ""));
+    /* the good file plots, and leaves exactly its outputs (no staging directory) */
+    rc = run_fpsim((const char *const[]){"mismatch", "--plot", "mm.h5", "--plots", "mmplots3", NULL}, err, sizeof err);
+    char plots3[1200];
+    scratch_path(plots3, sizeof plots3, "mmplots3");
+    TEST_CHECK(&tc, rc == 0 && io_dir_entries(plots3, ".png") == 4 && io_dir_entries(plots3, ".mismatch-plot") == 0,
+               "mismatch --plot: exit %d, %d images (want 4), %d staging entries: %s", rc,
+               io_dir_entries(plots3, ".png"), io_dir_entries(plots3, ".mismatch-plot"), err);
+    io_remove_dir(plots2);
+    io_remove_dir(plots3);
+    io_remove_dir(dirpath);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -810,6 +874,7 @@ int main(int argc, char **argv)
     convert_verify_mismatch_regressions();
     replay_plot_regressions();
     quantize_gemm_option_regressions();
+    mismatch_plot_regressions();
 
     io_remove_dir(dir);
     return test_summary(&tc);

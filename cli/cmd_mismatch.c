@@ -75,32 +75,6 @@ static fpsim_status check_plot_input(const char *h5)
     return FPSIM_OK;
 }
 
-/* --plots DIR: an existing directory, or a new one, that a file can really be created in (a
- * probe file, created and removed: access() says yes to root even on a read-only mount).
- * Checked before the plot data is read, so a bad DIR fails at once (exit 2), not at its end. */
-static fpsim_status check_plots_dir(const char *dir)
-{
-    struct stat sb;
-    char probe[4096];
-    if (stat(dir, &sb) == 0) {
-        if (!S_ISDIR(sb.st_mode))
-            return fpsim_fail(FPSIM_EINVAL, "--plots '%s' exists and is not a directory", dir);
-        snprintf(probe, sizeof probe, "%s/plots-probe", dir);
-    } else if (errno == ENOENT) {
-        snprintf(probe, sizeof probe, "%s", dir); /* a temporary beside it: its parent is writable */
-        for (size_t n = strlen(probe); n > 1 && probe[n - 1] == '/'; n--)
-            probe[n - 1] = '\0';
-    } else {
-        return fpsim_fail(FPSIM_EINVAL, "--plots '%s': %s", dir, strerror(errno));
-    }
-    if (fpsim_file_check_writable(probe) != FPSIM_OK) {
-        char why[512];
-        snprintf(why, sizeof why, "%s", fpsim_last_error());
-        return fpsim_fail(FPSIM_EINVAL, "--plots '%s' cannot be written (%s)", dir, why);
-    }
-    return FPSIM_OK;
-}
-
 static void on_progress(void *ctx, const char *what)
 {
     (void)ctx;
@@ -308,7 +282,10 @@ int cmd_mismatch(int argc, char **argv)
         if (refuse_with_plot(plot, run_option)) return 2;
         if (!plots_dir) plots_dir = "plots";
         fpsim_status st;
-        if ((st = check_plot_input(plot)) || (st = check_plots_dir(plots_dir))) return fpsim_cli_fail_input(CMD, st);
+        if ((st = check_plot_input(plot))) return fpsim_cli_fail_input(CMD, st);
+        /* the directory checked as fpsim plot and replay check theirs (one made for the check is
+         * removed again: fpsim_mismatch_plot creates it once the file has been read) */
+        if (plot_check_outdir(CMD, "--plots", plots_dir, 0)) return 2;
         setenv("FPSIM_PLOT_SCRIPTS", FPSIM_SOURCE_DIR "/scripts/plot", 0); /* unless the user set it */
         st = fpsim_mismatch_plot(plot, plots_dir, "png");
         return st ? fpsim_cli_fail(CMD, st) : 0;

@@ -69,12 +69,6 @@ static void usage(FILE *out)
             fpsim_format_names(), fpsim_policy_names(-1), fpsim_round_names());
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
-
 static enum value_type value_type_find(const char *name)
 {
     for (int i = 0; i < 4; i++)
@@ -265,12 +259,6 @@ static int refuse_encode_options(const char *round, const char *seed, const char
     return 0;
 }
 
-static int ends_with_ignoring_case(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcasecmp(s + n - m, suffix);
-}
-
 /* A raw regular-file input whose length is not a multiple of the element size is refused
  * before anything is written (a pipe: when the stream ends). */
 static fpsim_status check_raw_size(const input_stream *s, size_t in_size, const char *elem)
@@ -448,7 +436,7 @@ int cmd_convert(int argc, char **argv)
     memset(&info, 0, sizeof info);
     st = input_sniff_npy(&in, &in_npy);
     /* A name that says .npy without the magic is a damaged .npy, not raw data. */
-    if (!st && !in_npy && in_path && ends_with_ignoring_case(in_path, ".npy"))
+    if (!st && !in_npy && in_path && fpsim_file_name_has_ext(in_path, ".npy"))
         st = fpsim_fail(FPSIM_EFORMAT, "%s: not a .npy file (no \\x93NUMPY magic)", in_path);
     if (!st && in_npy) {
         enum value_type t = asked;
@@ -477,7 +465,7 @@ int cmd_convert(int argc, char **argv)
     /* ---- output ---- */
     FILE *out = stdout;
     char tmp[4096] = "";
-    const int out_npy = out_path && ends_with(out_path, ".npy");
+    const int out_npy = out_path && fpsim_file_name_has_ext(out_path, ".npy");
     if (out_path && (st = fpsim_file_open_temp(&out, tmp, sizeof tmp, out_path))) {
         if (in.f != stdin)
             fclose(in.f);

@@ -91,12 +91,6 @@ static int load_matrix(const char *path, const char *what, float **data, size_t 
     return 0;
 }
 
-static int has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
-
 /* A scale option: a number, or a .npy of block scales for an operand with `rows` rows. */
 typedef struct scale_arg {
     float value;
@@ -110,7 +104,7 @@ static int parse_scale(const char *text, const char *opt, size_t rows, size_t K,
     out->blocks = NULL;
     out->rows_per_block = 0;
     if (!text) return 0;
-    if (has_suffix(text, ".npy")) {
+    if (fpsim_file_name_has_ext(text, ".npy")) {
         size_t r, c, L = (K + 127) / 128, T = (rows + 127) / 128;
         int rc = load_matrix(text, opt, &out->blocks, &r, &c);
         if (rc) return rc;
@@ -230,7 +224,7 @@ int cmd_gemm(int argc, char **argv)
         }
         acc.fold = (fpsim_fold)f;
     }
-    if (!has_suffix(out, ".npy")) {
+    if (!fpsim_file_name_has_ext(out, ".npy")) {
         fpsim_cli_error(CMD, "--out '%s': the result is written as .npy; the name must end in .npy", out);
         return FPSIM_EXIT_USAGE;
     }

@@ -54,7 +54,8 @@ static void usage(FILE *out)
             "  --plot FILE      draw the plots of a mismatch file into --plots DIR (default plots), and\n"
             "                   nothing else: run options beside it are refused\n"
             "  --from FILE      a PyTorch capture (scripts/capture_torch.py): its model and weights\n"
-            "                   (no pretraining) and its batch's sequences as --tokens; prints fpsim\n"
+            "                   (no pretraining) and its batch's sequences as --tokens, every token\n"
+            "                   scored (the capture's loss mask is over its targets); prints fpsim\n"
             "                   FP32 vs PyTorch per tensor first\n"
             "  --quiet, -q      no notes, no table\n\n"
             "Options that would have no effect are refused (exit 2): --sample or --top-p with --tokens\n"
@@ -356,6 +357,12 @@ int cmd_mismatch(int argc, char **argv)
             return fpsim_cli_fail_input(CMD, st);
         cfg.tokens = tok;
         cfg.mask = mask;
+    }
+    if (out && !fpsim_file_name_is_hdf5(out)) {
+        free(tok);
+        free(mask);
+        fpsim_cli_error(CMD, "--out '%s': the name must end in .h5 or .hdf5 (the results file is HDF5)", out);
+        return 2;
     }
     if (out) {
         if ((st = fpsim_file_check_writable(out))) {

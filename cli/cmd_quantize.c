@@ -124,12 +124,6 @@ static int list_schemes(void)
     return FPSIM_EXIT_OK;
 }
 
-static int has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && !strcmp(s + n - k, suffix);
-}
-
 /* The name of the scheme's scale rule, whatever field holds it for this kind. */
 static const char *scale_rule_name(const fpsim_scheme *s)
 {
@@ -502,8 +496,8 @@ int cmd_quantize(int argc, char **argv)
         fpsim_cli_error(CMD, "unknown axis '%s'; valid: rows, cols, both", a.axis_text);
         return FPSIM_EXIT_USAGE;
     }
-    int to_npy = has_suffix(a.out, ".npy");
-    if (!to_npy && !has_suffix(a.out, ".h5") && !has_suffix(a.out, ".hdf5")) {
+    int to_npy = fpsim_file_name_has_ext(a.out, ".npy");
+    if (!to_npy && !fpsim_file_name_is_hdf5(a.out)) {
         fpsim_cli_error(CMD, "--out '%s': the name must end in .h5, .hdf5 or .npy", a.out);
         return FPSIM_EXIT_USAGE;
     }

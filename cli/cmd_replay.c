@@ -17,13 +17,6 @@
 
 static const char *const CMD = "replay";
 
-/* The results file is HDF5: its name says so (as quantize requires of its .h5 output). */
-static int has_h5_suffix(const char *path)
-{
-    size_t n = strlen(path);
-    return (n > 3 && !strcmp(path + n - 3, ".h5")) || (n > 5 && !strcmp(path + n - 5, ".hdf5"));
-}
-
 /* FPSIM_THREADS, else the online cores. */
 static int default_threads(void)
 {
@@ -274,7 +267,7 @@ int cmd_replay(int argc, char **argv)
         }
     }
     fpsim_cli_set_quiet(quiet);
-    if (!has_h5_suffix(out)) {
+    if (!fpsim_file_name_is_hdf5(out)) {
         fpsim_cli_error(CMD, "--out '%s': the name must end in .h5 or .hdf5 (the results file is HDF5)", out);
         return 2;
     }

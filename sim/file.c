@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,4 +68,15 @@ fpsim_status fpsim_file_check_writable(const char *path)
     fclose(f);
     remove(tmp);
     return FPSIM_OK;
+}
+
+int fpsim_file_name_has_ext(const char *path, const char *ext)
+{
+    const size_t n = strlen(path), m = strlen(ext);
+    return n >= m && !strcasecmp(path + n - m, ext);
+}
+
+int fpsim_file_name_is_hdf5(const char *path)
+{
+    return fpsim_file_name_has_ext(path, ".h5") || fpsim_file_name_has_ext(path, ".hdf5");
 }

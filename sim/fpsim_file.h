@@ -22,6 +22,13 @@ void fpsim_file_discard(const char *tmp);
  * temporary name to pass to fpsim_file_commit() after fclose(). */
 fpsim_status fpsim_file_open_temp(FILE **out, char *tmp, size_t cap, const char *path);
 
+/* 1 if the file name `path` ends in `ext` (".npy"), letters compared without case: every
+ * command decides a file's kind from its name by this one rule. */
+int fpsim_file_name_has_ext(const char *path, const char *ext);
+
+/* 1 if `path` ends in .h5 or .hdf5 (any case): the names fpsim reads and writes as HDF5. */
+int fpsim_file_name_is_hdf5(const char *path);
+
 /* Check that `path` can be created (its directory exists and is writable), before a long run. */
 fpsim_status fpsim_file_check_writable(const char *path);
 

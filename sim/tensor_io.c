@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fpsim_file.h"
 #include "fpsim_h5.h"
 #include "fpsim_npy.h"
 
@@ -285,12 +286,6 @@ static fpsim_status sniff(enum input_kind *kind, const char *path)
     return FPSIM_OK;
 }
 
-static int has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && !strcmp(s + n - k, suffix);
-}
-
 fpsim_status fpsim_tensor_read(fpsim_tensor2d *out, const fpsim_tensor_source *src)
 {
     tensor_clear(out);
@@ -322,9 +317,9 @@ fpsim_status fpsim_tensor_read(fpsim_tensor2d *out, const fpsim_tensor_source *s
         if (src->dtype) return fpsim_fail(FPSIM_EINVAL, "--dtype is for raw and .npy input; HDF5 '%s' says its own type", src->path);
         return read_hdf5(out, src);
     }
-    if (has_suffix(src->path, ".npy"))
+    if (fpsim_file_name_has_ext(src->path, ".npy"))
         return fpsim_fail(FPSIM_EFORMAT, "'%s' is not a valid .npy file (no \\x93NUMPY magic)", src->path);
-    if (has_suffix(src->path, ".h5") || has_suffix(src->path, ".hdf5"))
+    if (fpsim_file_name_is_hdf5(src->path))
         return fpsim_fail(FPSIM_EFORMAT, "'%s' is not a valid HDF5 file (no signature)", src->path);
     return fpsim_fail(FPSIM_EFORMAT, "'%s' is neither .npy nor HDF5; for raw data give --shape RxC [--dtype f32|bf16]",
                       src->path);

@@ -594,6 +594,19 @@ static void replay_plot_regressions(void)
 
 /* Options that would change nothing are refused (quantize, gemm), and a write over the file-size
  * limit fails cleanly: SIGXFSZ used to kill fpsim with its temporary file left behind. */
+/* 1 if the file `name` (in the scratch directory) begins with the .npy magic "\x93NUMPY". */
+static int file_starts_with_npy_magic(const char *name)
+{
+    char path[2048];
+    scratch_path(path, sizeof path, name);
+    unsigned char head[6] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    const size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return n == sizeof head && !memcmp(head, "\x93NUMPY", sizeof head);
+}
+
 static void quantize_gemm_option_regressions(void)
 {
     expect_bad_input("quantize, --seed without stochastic rounding",
@@ -626,6 +639,25 @@ static void quantize_gemm_option_regressions(void)
                      (const char *const[]){"gemm", "-q", "--a", "small.npy", "--b", "small.npy", "--accum", "fp32",
                                            "--out", "c.txt", NULL},
                      "must end in .npy", "c.txt");
+    expect_bad_input("mismatch, --out not .h5",
+                     (const char *const[]){"mismatch", "-q", "--generator", "bf16", "--trainer", "bf16", "--out",
+                                           "m.txt", NULL},
+                     "must end in .h5 or .hdf5", "m.txt");
+    /* A file's kind follows its name without regard to case: quantize refused --out Q.NPY, and
+     * convert wrote raw bytes to it. Both write .npy now. */
+    char upper[4096];
+    TEST_CHECK(&tc,
+               run_fpsim((const char *const[]){"quantize", "-q", "--scheme", "nvfp4", "--in", "small.npy", "--out",
+                                               "Q.NPY", NULL},
+                         upper, sizeof upper) == 0,
+               "quantize --out Q.NPY: %s", upper);
+    TEST_CHECK(&tc, file_starts_with_npy_magic("Q.NPY"), "%s", "quantize --out Q.NPY: not a .npy file");
+    TEST_CHECK(&tc,
+               run_fpsim((const char *const[]){"convert", "--to", "e4m3", "--in", "small.npy", "--out",
+                                               "C.NPY", NULL},
+                         upper, sizeof upper) == 0,
+               "convert --out C.NPY: %s", upper);
+    TEST_CHECK(&tc, file_starts_with_npy_magic("C.NPY"), "%s", "convert --out C.NPY: not a .npy file");
     /* ulimit -f 1: 512 bytes, less than any HDF5 file quantize writes (and more than one line of
      * stderr): the write fails (EFBIG), exit 1, one line, nothing left */
     char err[4096];

@@ -14,6 +14,7 @@
 #include "fpsim_capture.h"
 #include "fpsim_file.h"
 #include "fpsim_mismatch.h"
+#include "mismatch_plot.h"
 
 static const char *const CMD = "mismatch";
 
@@ -285,10 +286,10 @@ int cmd_mismatch(int argc, char **argv)
         fpsim_status st;
         if ((st = check_plot_input(plot))) return fpsim_cli_fail_input(CMD, st);
         /* the directory checked as fpsim plot and replay check theirs (one made for the check is
-         * removed again: fpsim_mismatch_plot creates it once the file has been read) */
+         * removed again: mismatch_plot_draw creates it once the file has been read) */
         if (plot_check_outdir(CMD, "--plots", plots_dir, 0)) return 2;
         setenv("FPSIM_PLOT_SCRIPTS", FPSIM_SOURCE_DIR "/scripts/plot", 0); /* unless the user set it */
-        st = fpsim_mismatch_plot(plot, plots_dir, "png");
+        st = mismatch_plot_draw(plot, plots_dir, "png");
         return st ? fpsim_cli_fail(CMD, st) : 0;
     }
     if (refuse_ignored_run_options(tokens, from, sample_given, pretrain_given, top_p_given)) return 2;

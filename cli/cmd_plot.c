@@ -24,6 +24,7 @@
 #include "commands.h"
 #include "fpsim_h5.h"
 #include "fpsim_mismatch.h"
+#include "mismatch_plot.h"
 #include "plot_gnuplot.h"
 #include "plot_results.h"
 
@@ -236,10 +237,6 @@ int cmd_plot(int argc, char **argv)
     }
     const char *scripts = getenv("FPSIM_PLOT_SCRIPTS");
     if (!scripts || !*scripts) scripts = FPSIM_SOURCE_DIR "/scripts/plot";
-    if (strchr(scripts, '\'')) {
-        fpsim_cli_error(CMD, "paths with a single quote cannot be passed to gnuplot: FPSIM_PLOT_SCRIPTS '%s'", scripts);
-        return 2;
-    }
     if (!plot_gnuplot_available()) {
         fpsim_cli_error(CMD, "gnuplot not found on PATH: install gnuplot (e.g. apt-get install gnuplot) "
                              "or skip plots (fpsim replay --no-plots)");
@@ -253,7 +250,7 @@ int cmd_plot(int argc, char **argv)
     if (mismatch_file) { /* a file of `fpsim mismatch`: its own plots */
         H5Fclose(file);
         setenv("FPSIM_PLOT_SCRIPTS", scripts, 1);
-        st = fpsim_mismatch_plot(path, outdir, fmt);
+        st = mismatch_plot_draw(path, outdir, fmt);
         if (st) return fpsim_cli_fail_input(CMD, st);
         fpsim_cli_note("fpsim plot: mismatch plots in %s/\n", outdir);
         return 0;

@@ -3,20 +3,17 @@
 #include "plot_gnuplot.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli_util.h"
 #include "commands.h"
 #include "fpsim_file.h"
+#include "gnuplot_run.h"
 
 static const char *const CMD = "plot";
 
@@ -26,10 +23,6 @@ int plot_check_outdir(const char *cmd, const char *option, const char *dir, int 
 {
     if (!*dir) {
         fpsim_cli_error(cmd, "%s: empty directory name", option);
-        return 2;
-    }
-    if (strchr(dir, '\'')) {
-        fpsim_cli_error(cmd, "%s '%s': a path with a single quote cannot be passed to gnuplot", option, dir);
         return 2;
     }
     struct stat sb;
@@ -85,75 +78,6 @@ int plot_check_scripts(const char *scripts, int have_bias)
     return 0;
 }
 
-/* A stop signal (SIGINT, SIGTERM, SIGHUP) that arrived while gnuplot was running, or 0. */
-static volatile sig_atomic_t stop_signal;
-
-static void remember_stop_signal(int sig) { stop_signal = sig; }
-
-/* gnuplot -e ASSIGN SCRIPT, its stdout to /dev/null and its stderr into `log` (/dev/null when
- * NULL), so that fpsim's error line comes first. While it runs a stop signal (unless ignored, as
- * under nohup) is remembered and passed on to gnuplot rather than killing fpsim at once: the
- * caller removes its temporary outputs, then takes the signal (die_if_stopped). Returns the
- * wait status (exit 127: gnuplot could not be started), or -1 if it could not be run. */
-static int run_gnuplot(const char *assign, const char *script, FILE *log)
-{
-    static const int stops[3] = {SIGINT, SIGTERM, SIGHUP};
-    struct sigaction remember, saved[3];
-    memset(&remember, 0, sizeof remember);
-    remember.sa_handler = remember_stop_signal; /* no SA_RESTART: waitpid returns EINTR */
-    sigemptyset(&remember.sa_mask);
-    stop_signal = 0;
-    for (int i = 0; i < 3; i++) {
-        sigaction(stops[i], NULL, &saved[i]);
-        if (saved[i].sa_handler != SIG_IGN) sigaction(stops[i], &remember, NULL);
-    }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) { /* exec resets the handlers to their defaults */
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0) dup2(devnull, STDOUT_FILENO);
-        if (log) dup2(fileno(log), STDERR_FILENO);
-        else if (devnull >= 0) dup2(devnull, STDERR_FILENO);
-        signal(SIGXFSZ, SIG_DFL); /* main() ignores it; gnuplot over ulimit -f should stop, not go on */
-        execlp("gnuplot", "gnuplot", "-e", assign, script, (char *)NULL);
-        _exit(127);
-    }
-    int status = -1, forwarded = 0;
-    if (pid > 0) {
-        pid_t w;
-        while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-            if (stop_signal && !forwarded) {
-                kill(pid, stop_signal);
-                forwarded = 1;
-            }
-        if (w != pid) status = -1;
-    }
-    for (int i = 0; i < 3; i++) sigaction(stops[i], &saved[i], NULL);
-    return status;
-}
-
-static int gnuplot_succeeded(int status) { return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0; }
-
-/* "exit 1", "killed by signal 25: over the file-size limit", ... for the error line. */
-static void describe_status(char *buf, size_t cap, int status)
-{
-    if (status < 0) snprintf(buf, cap, "could not be run");
-    else if (WIFEXITED(status)) snprintf(buf, cap, "exit %d", WEXITSTATUS(status));
-    else if (WIFSIGNALED(status))
-        snprintf(buf, cap, "killed by signal %d%s", WTERMSIG(status),
-                 WTERMSIG(status) == SIGXFSZ ? ": over the file-size limit" : "");
-    else snprintf(buf, cap, "wait status %d", status);
-}
-
-/* After the temporaries are removed: a stop signal caught during gnuplot takes its default
- * action now (the exit status says which signal, as for every fpsim command). */
-static void die_if_stopped(void)
-{
-    if (!stop_signal) return;
-    signal(stop_signal, SIG_DFL);
-    raise(stop_signal);
-}
-
 /* gnuplot's own lines after fpsim's (at most 4 KiB of them). */
 static void print_log(FILE *log)
 {
@@ -193,26 +117,6 @@ int plot_output_open(const plot_ctx *p, const char *base, plot_output *o)
     return 0;
 }
 
-/* The image gnuplot wrote is whole. gnuplot 5's pngcairo and svg terminals exit 0 when a write
- * fails (disk full, ulimit -f) and leave a truncated file, so the file must end as its format
- * does: PNG with its IEND chunk (length 0, "IEND", CRC AE 42 60 82), SVG with "</svg>" and
- * white space. */
-static int image_complete(const char *tmp, const char *fmt)
-{
-    static const unsigned char png_end[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
-    unsigned char tail[64];
-    FILE *f = fopen(tmp, "rb");
-    if (!f) return 0;
-    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    long n = size < (long)sizeof tail ? size : (long)sizeof tail;
-    int ok = n > 0 && fseek(f, size - n, SEEK_SET) == 0 && fread(tail, 1, (size_t)n, f) == (size_t)n;
-    fclose(f);
-    if (!ok) return 0;
-    if (!strcmp(fmt, "png")) return n >= 12 && !memcmp(tail + n - 12, png_end, 12);
-    while (n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == '\r' || tail[n - 1] == ' ')) n--;
-    return n >= 6 && !memcmp(tail + n - 6, "</svg>", 6);
-}
-
 /* Close the .dat, run gnuplot on it, and rename both outputs onto their names; on any failure
  * both are removed and one fpsim line says why (gnuplot's own lines may follow it). */
 int plot_output_finish(plot_ctx *p, plot_output *o, const char *script, const char *title, const char *ylab,
@@ -228,18 +132,23 @@ int plot_output_finish(plot_ctx *p, plot_output *o, const char *script, const ch
         fpsim_cli_error(CMD, "cannot write %s: %s", o->dat, strerror(err));
         return 1;
     }
-    char scr[4200], assign[4096 + 3 * 4200];
+    char scr[4200];
     snprintf(scr, sizeof scr, "%s/%s", p->scripts, script);
-    snprintf(assign, sizeof assign, "datafile='%s'; outfile='%s'; fmt='%s'; plottitle='%s'; ylab='%s'%s%s",
-             o->dat_tmp, o->img_tmp, p->fmt, title, ylab ? ylab : "", extra ? "; " : "", extra ? extra : "");
+    gnuplot_vars vars = {.n = 0};
+    gnuplot_set(&vars, "datafile", o->dat_tmp);
+    gnuplot_set(&vars, "outfile", o->img_tmp);
+    gnuplot_set(&vars, "fmt", p->fmt);
+    gnuplot_set(&vars, "plottitle", title);
+    gnuplot_set(&vars, "ylab", ylab ? ylab : "");
+    if (extra) gnuplot_set_code(&vars, extra);
     FILE *log = tmpfile();
-    int status = run_gnuplot(assign, scr, log);
+    int status = gnuplot_run(&vars, scr, log);
     const int drawn = gnuplot_succeeded(status);
-    if (!drawn || stop_signal || !image_complete(o->img_tmp, p->fmt)) {
+    if (!drawn || gnuplot_stop_signal() || !gnuplot_image_complete(o->img_tmp, p->fmt)) {
         output_discard(o);
-        die_if_stopped();
+        gnuplot_die_if_stopped();
         char how[96];
-        describe_status(how, sizeof how, status);
+        gnuplot_describe_status(how, sizeof how, status);
         if (drawn) fpsim_cli_error(CMD, "gnuplot left %s incomplete (disk full?); nothing written for it", o->img);
         else fpsim_cli_error(CMD, "gnuplot failed (%s) drawing %s with %s; nothing written for it%s", how, o->img,
                              scr, log && ftell(log) > 0 ? "; gnuplot said:" : "");

@@ -4,7 +4,8 @@
  * then per figure a .dat table and gnuplot run on it. Both outputs are written under temporary
  * names and renamed onto DIR/BASE.dat and DIR/BASE.FMT only once gnuplot has drawn a whole image;
  * removed otherwise. A stop signal that arrives while gnuplot runs is passed on to it, the
- * temporaries are removed, then fpsim takes the signal. */
+ * temporaries are removed, then fpsim takes the signal; every value reaches gnuplot quoted
+ * (gnuplot_run.h). */
 #ifndef FPSIM_PLOT_GNUPLOT_H
 #define FPSIM_PLOT_GNUPLOT_H
 

@@ -474,11 +474,20 @@ typedef struct gpu_table {
     table t;
     double f32_seconds;
     uint64_t f32_inputs;
+    const char *title; /* the table's title lines, printed before its first row */
 } gpu_table;
 
+/* The title and header are printed with the first row: the GPU library names its cases only
+ * as it runs them, so a --only that selects none is known only at the end, and stdout then
+ * stays empty (the error is the one line on stderr). */
 static void print_check(const fpsim_gpu_check *row, void *ctx)
 {
     gpu_table *g = ctx;
+    if (g->title) {
+        fputs(g->title, stdout);
+        table_header();
+        g->title = NULL;
+    }
     table_row(&g->t, row->name, row->inputs, row->mismatches, row->seconds, row->example, row->skipped);
     if (!strncmp(row->name, "f32->", 5)) {
         g->f32_seconds += row->seconds;
@@ -491,13 +500,15 @@ static int verify_gpu(int threads, const char *only, int full, int large, int el
     char dev[256];
     fpsim_status st = fpsim_gpu_describe(dev, sizeof dev);
     if (st != FPSIM_OK) return fpsim_cli_fail(CMD, st);
-    printf("fpsim verify --device gpu: CUDA kernels against the CPU emulator, byte for byte\n");
-    printf("device: %s; hardware cvt path: %s; float32 inputs: %s; CPU threads: %d\n", dev,
-           fpsim_gpu_hw_cvt_available() ? "yes" : "no", full ? "all 2^32" : "2^24 sample (use --full for all)",
-           threads > 0 ? threads : fpsim_threads_default());
+    char title[1024];
+    snprintf(title, sizeof title,
+             "fpsim verify --device gpu: CUDA kernels against the CPU emulator, byte for byte\n"
+             "device: %s; hardware cvt path: %s; float32 inputs: %s; CPU threads: %d\n",
+             dev, fpsim_gpu_hw_cvt_available() ? "yes" : "no", full ? "all 2^32" : "2^24 sample (use --full for all)",
+             threads > 0 ? threads : fpsim_threads_default());
     gpu_table g;
     memset(&g, 0, sizeof g);
-    table_header();
+    g.title = title;
     fpsim_gpu_verify_opts o = {full, threads, only, large};
     uint64_t mism = 0;
     if (elements) {
@@ -516,7 +527,7 @@ static int verify_gpu(int threads, const char *only, int full, int large, int el
         printf("\n");
     }
     /* The GPU's case names are made by the GPU library as it runs: a filter that matched none
-     * is known only now (nothing was checked, so nothing was spent). */
+     * is known only now (nothing was checked, so nothing was spent, and nothing printed). */
     if (only && g.t.rows == 0) return only_matches_nothing(only, "gpu");
     printf("%llu checks, %llu failed, %llu skipped, %llu mismatches\n", (unsigned long long)g.t.rows,
            (unsigned long long)g.t.failed, (unsigned long long)g.t.skipped, (unsigned long long)g.t.mismatches);

@@ -18,7 +18,8 @@
  * 3. The run (mismatch_run.c): the generator samples responses to the task's prompts
  *    (temperature, top-p, seeded), both engines score every token, canonical points are compared
  *    layer by layer, and attribution swaps one layer or one part of the generator to the
- *    trainer's numerics at a time. Results go to HDF5 (docs/mismatch.md) and plots.
+ *    trainer's numerics at a time. Results go to HDF5 (docs/mismatch.md); the
+ *    plots of such a file are drawn by the CLI (cli/mismatch_plot.c).
  *
  * Library code: returns fpsim_status with fpsim_fail messages, never prints. */
 #ifndef FPSIM_MISMATCH_H
@@ -340,11 +341,6 @@ fpsim_status fpsim_mm_tokens_read(const char *path, int vocab, int32_t **tokens,
 
 /* HDF5 output (docs/mismatch.md "HDF5 schema"); temp + rename. */
 fpsim_status fpsim_mm_write_h5(const fpsim_mm_run *r, const char *path, const char *command_line);
-
-/* Plots of a mismatch file with gnuplot (scripts/plot/mismatch_*.gp): log-prob difference
- * histograms, |g - p| vs generator probability, attribution bars, mismatch vs sequence length.
- * fmt: "png", "svg" or "pdf". */
-fpsim_status fpsim_mismatch_plot(const char *h5, const char *outdir, const char *fmt);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
 # mismatch_hist.gp: histogram of the log-prob difference g - p, one line per configuration.
-# Driven by `fpsim mismatch --plot` (sim/mismatch_plot.c):
+# Driven by `fpsim mismatch --plot` (cli/mismatch_plot.c):
 #   gnuplot -e "datafile='D'; outfile='O'; fmt='png'; common='C'" mismatch_hist.gp
 # Data: header row (bin, then configuration names), one row per bin: bin centre, then the
 # fraction of scored tokens of each configuration in that bin.

@@ -1,7 +1,8 @@
 # mismatch_scatter.gp: |g - p| against the generator's probability exp(g), log x (the mismatch
 # concentrates on low-probability tokens: Liu/Li, DVP). One point set per configuration.
-#   gnuplot -e "files='A B'; titles='a b'; outfile='O'; fmt='png'; common='C'" mismatch_scatter.gp
-# Each file: rows "exp(g) |g - p|" of the scored tokens.
+#   gnuplot -e "datadir='D'; nconfigs=N; titles='a b'; outfile='O'; fmt='png'; common='C'" mismatch_scatter.gp
+# One file per configuration, D/mismatch_scatter_C.dat for C = 0 .. N - 1, with rows
+# "exp(g) |g - p|" of the scored tokens.
 load common
 set title '|g - p| vs generator probability' noenhanced
 set xlabel 'generator probability exp(g)'
@@ -10,4 +11,4 @@ set logscale x
 set logscale y
 set format x '10^{%L}'
 set format y '10^{%L}'
-plot for [i=1:words(files)] word(files, i) using 1:($2 > 0 ? $2 : 1/0) with points pt 7 ps 0.4 title word(titles, i)
+plot for [i=1:nconfigs] sprintf('%s/mismatch_scatter_%d.dat', datadir, i - 1) using 1:($2 > 0 ? $2 : 1/0) with points pt 7 ps 0.4 title word(titles, i)

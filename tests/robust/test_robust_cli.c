@@ -5,7 +5,9 @@
  * containing the expected words, and no output file (nor a temporary one) left behind.
  *
  * usage: test_robust_cli PATH/TO/fpsim */
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,9 +27,10 @@ static const char *fpsim_bin;
 static char dir[1024];
 static test_counter tc = TEST_COUNTER_INIT("robust cli");
 
-/* Run fpsim with `args` (NULL-terminated, without argv[0]); returns the exit status (-1 if it did
- * not exit normally: a crash) and leaves stderr in err[] (at most cap-1 bytes). */
-static int run_fpsim(const char *const *args, char *err, size_t cap)
+/* Start fpsim with `args` (NULL-terminated, without argv[0]) in the scratch directory, stdin
+ * from /dev/null, stdout and stderr into the scratch files stdout.txt and stderr.txt. Returns
+ * the child's pid (-1: fork failed). */
+static pid_t start_fpsim(const char *const *args)
 {
     char err_path[1200], out_path[1200];
     snprintf(err_path, sizeof err_path, "%s/stderr.txt", dir);
@@ -53,8 +56,18 @@ static int run_fpsim(const char *const *args, char *err, size_t cap)
         execv(fpsim_bin, argv);
         _exit(127);
     }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+    return pid;
+}
+
+/* Wait for a start_fpsim child: its wait status (-1: none), stderr in err[] (at most cap-1
+ * bytes); the scratch output files removed. */
+static int wait_fpsim(pid_t pid, char *err, size_t cap)
+{
+    char err_path[1200], out_path[1200];
+    snprintf(err_path, sizeof err_path, "%s/stderr.txt", dir);
+    snprintf(out_path, sizeof out_path, "%s/stdout.txt", dir);
+    int status = -1;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) status = -1;
     err[0] = '\0';
     FILE *f = fopen(err_path, "rb");
     if (f) {
@@ -64,7 +77,15 @@ static int run_fpsim(const char *const *args, char *err, size_t cap)
     }
     remove(err_path);
     remove(out_path);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return status;
+}
+
+/* Run fpsim with `args`; returns the exit status (-1 if it did not exit normally: a crash) and
+ * leaves stderr in err[] (at most cap-1 bytes). */
+static int run_fpsim(const char *const *args, char *err, size_t cap)
+{
+    const int status = wait_fpsim(start_fpsim(args), err, cap);
+    return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 static int count_lines(const char *s)
@@ -672,6 +693,82 @@ static void quantize_gemm_option_regressions(void)
 
 /* mismatch --plot checks that p and mask pair with g before it writes anything, and writes its
  * data and images in a staging directory moved out only when every plot succeeded. */
+/* A copy of the mismatch file `good` in the scratch file `name` whose one configuration is
+ * renamed `config` (the group and the root's `configs` list). */
+static int write_renamed_config(const char *good, const char *name, const char *config)
+{
+    char path[1200], group[256];
+    scratch_path(path, sizeof path, name);
+    if (io_copy_prefix(good, path, 1.0) != 0) return -1;
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0) return -1;
+    snprintf(group, sizeof group, "configs/%s", config);
+    const char *const names[1] = {config};
+    int ok = H5Lmove(f, "configs/run", f, group, H5P_DEFAULT, H5P_DEFAULT) >= 0 && H5Adelete(f, "configs") >= 0 &&
+             fpsim_h5_attr_strings(f, "configs", names, 1) == FPSIM_OK;
+    H5Fclose(f);
+    return ok ? 0 : -1;
+}
+
+/* Names and paths reach gnuplot as text, never as commands; a stop signal during the plots
+ * leaves no staging directory behind. */
+static void mismatch_plot_safety(const char *good)
+{
+    char err[4096];
+    /* A configuration name that closed gnuplot's quote ran system() (the file's own command). */
+    TEST_CHECK(&tc, write_renamed_config(good, "mm_cmd.h5", "x';system('touch pwned');y='") == 0, "%s",
+               "cannot write mm_cmd.h5");
+    expect_bad_input("mismatch --plot, a configuration name with gnuplot code",
+                     (const char *const[]){"mismatch", "--plot", "mm_cmd.h5", "--plots", "mmcmd", NULL},
+                     "not a configuration name", "mmcmd");
+    TEST_CHECK(&tc, io_dir_entries(dir, "pwned") == 0, "%s", "mismatch --plot ran a command from the file");
+    /* Paths with a single quote (refused before, when they were not quoted). */
+    int rc = run_fpsim((const char *const[]){"mismatch", "--plot", "mm.h5", "--plots", "it's plots", NULL}, err,
+                       sizeof err);
+    char quoted[1200];
+    scratch_path(quoted, sizeof quoted, "it's plots");
+    TEST_CHECK(&tc, rc == 0 && io_dir_entries(quoted, ".png") == 4,
+               "mismatch --plots with a quote: exit %d, %d images (want 4): %s", rc, io_dir_entries(quoted, ".png"),
+               err);
+    io_remove_dir(quoted);
+    /* SIGTERM while gnuplot draws (a script that pauses): fpsim ends by that signal, and neither
+     * the staging directory nor any output is left. */
+    char slow[1200];
+    scratch_path(slow, sizeof slow, "mmslow");
+    int ok = mkdir(slow, 0755) == 0;
+    const char *pause = "pause 20\n";
+    ok = ok && write_text("mmslow/mismatch_hist.gp", pause, strlen(pause)) == 0;
+    TEST_CHECK(&tc, ok, "%s", "cannot write the pausing script");
+    setenv("FPSIM_PLOT_SCRIPTS", slow, 1);
+    const pid_t pid = start_fpsim((const char *const[]){"mismatch", "--plot", "mm.h5", "--plots", "mmstop", NULL});
+    unsetenv("FPSIM_PLOT_SCRIPTS");
+    char stop_dir[1200];
+    scratch_path(stop_dir, sizeof stop_dir, "mmstop");
+    int staged = 0; /* the data file is in the staging directory, not in mmstop itself */
+    for (int i = 0; i < 500 && !staged; i++) {
+        char sub[1600];
+        DIR *d = opendir(stop_dir);
+        struct dirent *e;
+        while (d && (e = readdir(d)))
+            if (!strncmp(e->d_name, ".mismatch-plot-", 15)) {
+                snprintf(sub, sizeof sub, "%s/%s", stop_dir, e->d_name);
+                staged = io_dir_entries(sub, "mismatch_hist.dat") > 0;
+            }
+        if (d) closedir(d);
+        if (!staged) usleep(10000);
+    }
+    TEST_CHECK(&tc, staged, "%s", "mismatch --plot with a pausing script: no staged data file within 5 s");
+    usleep(200000); /* gnuplot started on it */
+    kill(pid, SIGTERM);
+    const int status = wait_fpsim(pid, err, sizeof err);
+    TEST_CHECK(&tc, status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
+               "mismatch --plot stopped by SIGTERM: wait status %d, want death by SIGTERM: %s", status, err);
+    TEST_CHECK(&tc, io_dir_entries(stop_dir, "") == 0, "mismatch --plot stopped by SIGTERM: %d entries left in mmstop",
+               io_dir_entries(stop_dir, ""));
+    io_remove_dir(stop_dir);
+    io_remove_dir(slow);
+}
+
 static void mismatch_plot_regressions(void)
 {
     if (system("gnuplot --version >/dev/null 2>&1") != 0) {
@@ -732,6 +829,7 @@ static void mismatch_plot_regressions(void)
     io_remove_dir(plots2);
     io_remove_dir(plots3);
     io_remove_dir(dirpath);
+    mismatch_plot_safety(good);
 }
 
 int main(int argc, char **argv)

@@ -1,4 +1,4 @@
-/* mismatch_plot.c: plots of a mismatch results file (fpsim_mismatch_plot).
+/* mismatch_plot.c: plots of a mismatch results file (mismatch_plot_draw, mismatch_plot.h).
  *
  * Reads the file (docs/mismatch.md schema), writes plain data files into outdir and runs gnuplot
  * on scripts/plot/mismatch_*.gp (found under FPSIM_PLOT_SCRIPTS, else ./scripts/plot):
@@ -6,13 +6,13 @@
  *   mismatch_scatter.FMT  |g - p| vs exp(g), log x
  *   mismatch_attr.FMT     per-layer / per-part attribution bars (configurations with attribution)
  *   mismatch_seqlen.FMT   per-sequence mult_prob_error - 1 vs scored tokens
- * Errors (not a mismatch file, a missing dataset or one whose dims do not pair with g, gnuplot
- * missing or failing, a failed write) return a status with a message and leave no output: the
- * files are made in a staging directory inside outdir and moved out when all succeeded. Nothing is
- * printed here (gnuplot's own stderr is left as is). */
+ * Errors (not a mismatch file, a configuration name that is not one, a missing dataset or one
+ * whose dims do not pair with g, gnuplot missing or failing or leaving an image cut off, a failed
+ * write) return a status with a message and leave no output: the files are made in a staging
+ * directory inside outdir and moved out when all succeeded; a stop signal meanwhile empties it
+ * and then ends fpsim (gnuplot_run.h). Nothing is printed here (the caller prints the status). */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +25,8 @@
 
 #include "fpsim_h5.h"
 #include "fpsim_mismatch.h"
+#include "gnuplot_run.h"
+#include "mismatch_plot.h"
 
 #define MAXC FPSIM_MM_MAX_CONFIGS
 
@@ -77,6 +79,20 @@ static fpsim_status close_data(FILE *f, const char *path)
     return FPSIM_OK;
 }
 
+/* A configuration name is one word of gnuplot's `titles` and part of an HDF5 path (configs/NAME):
+ * 1 to 63 of letters, digits, '-', '_', '.' and '+' (fpsim's own names: run, bf16, fp8-e2e, ...). */
+static int is_config_name(const char *s)
+{
+    if (!s) return 0;
+    size_t len = strlen(s);
+    if (len == 0 || len > 63) return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-' ||
+              *s == '_' || *s == '.' || *s == '+'))
+            return 0;
+    return 1;
+}
+
 static fpsim_status read_configs(hid_t f, char names[MAXC][64], int *count)
 {
     hid_t a = H5Aopen(f, "configs", H5P_DEFAULT);
@@ -90,63 +106,60 @@ static fpsim_status read_configs(hid_t f, char names[MAXC][64], int *count)
     H5Tset_size(t, H5T_VARIABLE);
     H5Tset_cset(t, H5T_CSET_UTF8);
     if (!st && H5Aread(a, t, vals) < 0) st = fpsim_fail(FPSIM_EFORMAT, "--plot: cannot read 'configs'");
-    if (!st) {
-        for (hssize_t i = 0; i < n; i++) snprintf(names[i], 64, "%s", vals[i] ? vals[i] : "?");
-        H5Dvlen_reclaim(t, sp, H5P_DEFAULT, vals);
-        *count = (int)n;
+    for (hssize_t i = 0; i < n && !st; i++) {
+        if (!is_config_name(vals[i]))
+            st = fpsim_fail(FPSIM_EFORMAT, "--plot: 'configs' holds a name that is not a configuration name "
+                            "(1 to 63 letters, digits, '-', '_', '.' or '+')");
+        else snprintf(names[i], 64, "%s", vals[i]);
     }
+    if (!st) *count = (int)n;
+    if (n >= 1 && n <= MAXC) H5Dvlen_reclaim(t, sp, H5P_DEFAULT, vals);
     H5Tclose(t);
     H5Sclose(sp);
     H5Aclose(a);
     return st;
 }
 
-/* gnuplot -e assign script, its stdout discarded and its stderr into the file log (so that the
- * caller's one line comes first and can quote it). Returns gnuplot's exit status, -1 if none. */
-static int run_gnuplot(const char *assign, const char *script, const char *log)
-{
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0) dup2(devnull, 1);
-        int err = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (err >= 0) dup2(err, 2);
-        execlp("gnuplot", "gnuplot", "-e", assign, script, (char *)NULL);
-        _exit(127);
-    }
-    int status = 0;
-    if (waitpid(pid, &status, 0) < 0) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static fpsim_status gnuplot(const char *dir, const char *script, const char *vars, const char *out,
+/* Draw dir/out.fmt with `script`, the data's variables in vars (the output's own are added
+ * here). gnuplot's last message line is quoted in the error. */
+static fpsim_status gnuplot(const char *dir, const char *script, gnuplot_vars *vars, const char *out,
                             const char *fmt)
 {
     const char *pd = getenv("FPSIM_PLOT_SCRIPTS");
-    char scr[4096], common[4096], assign[16384];
+    char scr[4096], common[4096], outfile[4096];
     snprintf(scr, sizeof scr, "%s/%s", pd ? pd : "scripts/plot", script);
     snprintf(common, sizeof common, "%s/mismatch_common.gp", pd ? pd : "scripts/plot");
+    if (snprintf(outfile, sizeof outfile, "%s/%s.%s", dir, out, fmt) >= (int)sizeof outfile)
+        return fpsim_fail(FPSIM_EINVAL, "--plot: path too long in %s", dir);
     if (access(scr, R_OK) != 0)
         return fpsim_fail(FPSIM_EIO, "--plot: script %s not found (run from the source tree or set FPSIM_PLOT_SCRIPTS)", scr);
-    snprintf(assign, sizeof assign, "%s; outfile='%s/%s.%s'; fmt='%s'; common='%s'", vars, dir, out, fmt, fmt, common);
-    char log[4096];
-    if (snprintf(log, sizeof log, "%s/gnuplot.log", dir) >= (int)sizeof log)
-        return fpsim_fail(FPSIM_EINVAL, "--plot: path too long in %s", dir);
-    int rc = run_gnuplot(assign, scr, log);
+    gnuplot_set(vars, "outfile", outfile);
+    gnuplot_set(vars, "fmt", fmt);
+    gnuplot_set(vars, "common", common);
+    if (vars->overflow) return fpsim_fail(FPSIM_EINVAL, "--plot: gnuplot's arguments too long for %s", scr);
+    FILE *log = tmpfile();
+    const int status = gnuplot_run(vars, scr, log);
+    if (gnuplot_stop_signal()) {
+        if (log) fclose(log);
+        return fpsim_fail(FPSIM_EINTERRUPTED, "--plot: interrupted");
+    }
     char why[200] = "";
-    FILE *lf = fopen(log, "r");
-    if (lf) { /* gnuplot's message: its last non-empty line (the first repeats the script's line) */
+    if (log && fseek(log, 0, SEEK_SET) == 0) { /* its last non-empty line (the first repeats the script's) */
         char line[200];
-        while (fgets(line, sizeof line, lf))
+        while (fgets(line, sizeof line, log))
             if (line[0] != '\n' && line[0] != '^') snprintf(why, sizeof why, "%s", line);
-        fclose(lf);
         why[strcspn(why, "\n")] = '\0';
     }
-    remove(log);
-    if (rc == 127) return fpsim_fail(FPSIM_EUNSUPPORTED, "--plot: gnuplot is not installed");
-    if (rc != 0)
-        return fpsim_fail(FPSIM_EIO, "--plot: gnuplot failed on %s (exit %d)%s%s", scr, rc, why[0] ? ": " : "", why);
+    if (log) fclose(log);
+    if (gnuplot_succeeded(status) && !gnuplot_image_complete(outfile, fmt))
+        return fpsim_fail(FPSIM_EIO, "--plot: gnuplot left %s.%s incomplete (disk full?)", out, fmt);
+    if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 127)
+        return fpsim_fail(FPSIM_EUNSUPPORTED, "--plot: gnuplot is not installed");
+    if (!gnuplot_succeeded(status)) {
+        char how[96];
+        gnuplot_describe_status(how, sizeof how, status);
+        return fpsim_fail(FPSIM_EIO, "--plot: gnuplot failed on %s (%s)%s%s", scr, how, why[0] ? ": " : "", why);
+    }
     return FPSIM_OK;
 }
 
@@ -186,19 +199,18 @@ static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers
         fprintf(f, "\n");
     }
     if ((st = close_data(f, path))) return st;
-    char vars[8192];
-    snprintf(vars, sizeof vars, "datafile='%s'", path);
-    if ((st = gnuplot(dir, "mismatch_hist.gp", vars, "mismatch_hist", fmt))) return st;
-    /* scatter and sequence length: one file per configuration */
-    char files[4096] = "", files2[4096] = "", titles[4096] = "";
+    gnuplot_vars vars = {.n = 0};
+    gnuplot_set(&vars, "datafile", path);
+    if ((st = gnuplot(dir, "mismatch_hist.gp", &vars, "mismatch_hist", fmt))) return st;
+    /* scatter and sequence length: one file per configuration, dir/mismatch_{scatter,seqlen}_C.dat
+     * for C = 0 .. nc - 1; the titles are the names, one word each (read_configs) */
+    char titles[MAXC * 64 + 1] = "";
     for (int c = 0; c < nc; c++) {
         snprintf(path, sizeof path, "%s/mismatch_scatter_%d.dat", dir, c);
         if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "--plot: cannot write %s", path);
         for (size_t i = 0; i < pc[c].n * pc[c].len; i++)
             if (pc[c].mask[i]) fprintf(f, "%.9g %.9g\n", exp(pc[c].g[i]), fabs(pc[c].g[i] - pc[c].p[i]));
         if ((st = close_data(f, path))) return st;
-        strncat(files, path, sizeof files - strlen(files) - 2);
-        strcat(files, " ");
         snprintf(path, sizeof path, "%s/mismatch_seqlen_%d.dat", dir, c);
         if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "--plot: cannot write %s", path);
         for (size_t s = 0; s < pc[c].n; s++) {
@@ -213,15 +225,21 @@ static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers
             if (k) fprintf(f, "%zu %.9g\n", k, a / (double)k - 1.0);
         }
         if ((st = close_data(f, path))) return st;
-        strncat(files2, path, sizeof files2 - strlen(files2) - 2);
-        strcat(files2, " ");
-        strncat(titles, pc[c].name, sizeof titles - strlen(titles) - 2);
-        strcat(titles, " ");
+        strcat(titles, c ? " " : "");
+        strcat(titles, pc[c].name);
     }
-    snprintf(vars, sizeof vars, "files='%s'; titles='%s'", files, titles);
-    if ((st = gnuplot(dir, "mismatch_scatter.gp", vars, "mismatch_scatter", fmt))) return st;
-    snprintf(vars, sizeof vars, "files='%s'; titles='%s'", files2, titles);
-    if ((st = gnuplot(dir, "mismatch_seqlen.gp", vars, "mismatch_seqlen", fmt))) return st;
+    char count[32];
+    snprintf(count, sizeof count, "nconfigs=%d", nc);
+    const char *const per_config[2] = {"mismatch_scatter", "mismatch_seqlen"};
+    for (int k = 0; k < 2; k++) {
+        gnuplot_vars v = {.n = 0};
+        gnuplot_set(&v, "datadir", dir);
+        gnuplot_set_code(&v, count);
+        gnuplot_set(&v, "titles", titles);
+        char script[64];
+        snprintf(script, sizeof script, "%s.gp", per_config[k]);
+        if ((st = gnuplot(dir, script, &v, per_config[k], fmt))) return st;
+    }
     /* attribution bars */
     int any = 0;
     for (int c = 0; c < nc; c++) any |= pc[c].have_attr;
@@ -246,8 +264,9 @@ static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers
         fprintf(f, "\n");
     }
     if ((st = close_data(f, path))) return st;
-    snprintf(vars, sizeof vars, "datafile='%s'", path);
-    return gnuplot(dir, "mismatch_attr.gp", vars, "mismatch_attr", fmt);
+    gnuplot_vars attr = {.n = 0};
+    gnuplot_set(&attr, "datafile", path);
+    return gnuplot(dir, "mismatch_attr.gp", &attr, "mismatch_attr", fmt);
 }
 
 /* Every file of the staging directory tmp moved into outdir (keep) or removed, then tmp itself. */
@@ -274,7 +293,7 @@ static fpsim_status finish_staging(const char *tmp, const char *outdir, int keep
     return st;
 }
 
-fpsim_status fpsim_mismatch_plot(const char *h5, const char *outdir, const char *fmt)
+fpsim_status mismatch_plot_draw(const char *h5, const char *outdir, const char *fmt)
 {
     if (strcmp(fmt, "png") && strcmp(fmt, "svg") && strcmp(fmt, "pdf"))
         return fpsim_fail(FPSIM_ENAME, "--plot: unknown format '%s' (valid: png, svg, pdf)", fmt);
@@ -358,12 +377,19 @@ fpsim_status fpsim_mismatch_plot(const char *h5, const char *outdir, const char 
     char tmp[2048]; /* with the data files' names, under the 4096 of write_data's paths */
     if (!st && snprintf(tmp, sizeof tmp, "%s/.mismatch-plot-XXXXXX", outdir) >= (int)sizeof tmp)
         st = fpsim_fail(FPSIM_EINVAL, "--plot: output directory name too long");
+    /* From the staging directory's creation to its removal a stop signal is held back, so that
+     * it cannot leave the directory behind: the plots stop, the directory is emptied and
+     * removed, then the signal takes its course. */
+    gnuplot_hold_stops();
     if (!st && !mkdtemp(tmp)) st = fpsim_fail(FPSIM_EIO, "--plot: cannot create a directory in %s: %s", outdir, strerror(errno));
     else if (!st) {
         st = write_data(tmp, pc, nc, (int)layers, fmt);
+        if (!st && gnuplot_stop_signal()) st = fpsim_fail(FPSIM_EINTERRUPTED, "--plot: interrupted");
         fpsim_status fin = finish_staging(tmp, outdir, st == FPSIM_OK);
         if (!st) st = fin;
     }
+    gnuplot_release_stops();
+    gnuplot_die_if_stopped();
     for (int c = 0; c < nc; c++) {
         free(pc[c].g);
         free(pc[c].p);

@@ -30,6 +30,10 @@
 
 #define MAXC FPSIM_MM_MAX_CONFIGS
 
+/* A dataset larger than this (entries) is no mismatch file fpsim wrote: 1 GiB of float64. The
+ * bound also keeps rows x columns x element size from wrapping around. */
+#define MAX_ELEMENTS ((hsize_t)1 << 27)
+
 typedef struct plot_cfg {
     char name[64];
     size_t n, len;
@@ -53,8 +57,11 @@ static fpsim_status read_2d(hid_t f, const char *path, hid_t type, void **out, s
         H5Sget_simple_extent_dims(sp, dims, NULL);
         *r = dims[0];
         *c = dims[1];
-        *out = malloc((size_t)(dims[0] * dims[1]) * H5Tget_size(type) + 1);
-        if (!*out) st = fpsim_fail(FPSIM_ENOMEM, "--plot: out of memory");
+        if (dims[0] == 0 || dims[1] == 0 || dims[0] > MAX_ELEMENTS / dims[1])
+            st = fpsim_fail(FPSIM_ESHAPE, "--plot: %s has dims %llux%llu: empty or over 2^27 entries", path,
+                            (unsigned long long)dims[0], (unsigned long long)dims[1]);
+        else if (!(*out = malloc((size_t)(dims[0] * dims[1]) * H5Tget_size(type) + 1)))
+            st = fpsim_fail(FPSIM_ENOMEM, "--plot: out of memory");
         else if (H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) < 0)
             st = fpsim_fail(FPSIM_EFORMAT, "--plot: cannot read %s", path);
     }
@@ -355,11 +362,14 @@ fpsim_status mismatch_plot_draw(const char *h5, const char *outdir, const char *
                 hsize_t dims[3] = {0, 0, 0};
                 const int rank = H5Sget_simple_extent_ndims(sp);
                 if (rank == 3) H5Sget_simple_extent_dims(sp, dims, NULL);
-                tr = (size_t)dims[0];
-                tcn = (size_t)(dims[1] * dims[2]);
-                if (rank != 3 || tr == 0 || tcn == 0)
-                    st = fpsim_fail(FPSIM_ESHAPE, "--plot: configs/%s/token_metrics is not a non-empty 3-D dataset",
-                                    names[c]);
+                const int sized = rank == 3 && dims[0] && dims[1] && dims[2] && dims[1] <= MAX_ELEMENTS / dims[2] &&
+                                  dims[0] <= MAX_ELEMENTS / (dims[1] * dims[2]);
+                tr = sized ? (size_t)dims[0] : 0;
+                tcn = sized ? (size_t)(dims[1] * dims[2]) : 0;
+                if (!sized)
+                    st = fpsim_fail(FPSIM_ESHAPE,
+                                    "--plot: configs/%s/token_metrics is not a non-empty 3-D dataset of at most 2^27 "
+                                    "entries", names[c]);
                 tm = st ? NULL : malloc(tr * tcn * sizeof *tm);
                 if (tm && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, tm) >= 0)
                     pc[c].attr[pc[c].nattr] = tm[(tr - 1) * tcn]; /* last step, metric 0, mean */

@@ -722,6 +722,27 @@ static void mismatch_plot_safety(const char *good)
                      (const char *const[]){"mismatch", "--plot", "mm_cmd.h5", "--plots", "mmcmd", NULL},
                      "not a configuration name", "mmcmd");
     TEST_CHECK(&tc, io_dir_entries(dir, "pwned") == 0, "%s", "mismatch --plot ran a command from the file");
+    /* g with 2^32 x 2^32 entries (chunked, none stored): rows x columns x 8 wrapped to a tiny
+     * buffer that the read then overran. */
+    char huge[1200];
+    scratch_path(huge, sizeof huge, "mm_huge.h5");
+    int made = io_copy_prefix(good, huge, 1.0) == 0;
+    hid_t f = made ? H5Fopen(huge, H5F_ACC_RDWR, H5P_DEFAULT) : -1;
+    if (f >= 0) {
+        const hsize_t dims[2] = {(hsize_t)1 << 32, (hsize_t)1 << 32}, chunk[2] = {64, 64};
+        hid_t space = H5Screate_simple(2, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        made = H5Pset_chunk(dcpl, 2, chunk) >= 0 && H5Ldelete(f, "configs/run/g", H5P_DEFAULT) >= 0;
+        hid_t d = made ? H5Dcreate2(f, "configs/run/g", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT) : -1;
+        made = d >= 0;
+        if (d >= 0) H5Dclose(d);
+        H5Pclose(dcpl);
+        H5Sclose(space);
+        H5Fclose(f);
+    }
+    TEST_CHECK(&tc, made, "%s", "cannot write mm_huge.h5");
+    expect_bad_input("mismatch --plot, g of 2^64 entries",
+                     (const char *const[]){"mismatch", "--plot", "mm_huge.h5", "--plots", "mmhuge", NULL},
+                     "over 2^27 entries", "mmhuge");
     /* Paths with a single quote (refused before, when they were not quoted). */
     int rc = run_fpsim((const char *const[]){"mismatch", "--plot", "mm.h5", "--plots", "it's plots", NULL}, err,
                        sizeof err);

@@ -45,7 +45,7 @@ static void usage(FILE *out)
             "  --steps S        optimizer steps (refit, KV recalibration, sample, score; default 1)\n"
             "  --suite          the standard configurations side by side (bf16, fp8-e2e,\n"
             "                   fp8-gen-only, fp8-pow2-train, fp8-kv-fresh/stale, nvfp4-gen-only)\n"
-            "  --out PATH       HDF5 results (schema in docs/mismatch.md)\n"
+            "  --out PATH       HDF5 results, named .h5 or .hdf5 (schema in docs/mismatch.md)\n"
             "  --seed S         sampling and SR seed (default 1)\n"
             "  --model SPEC     model spec (fpsim replay --help), default the 4-layer d=256 model\n"
             "  --pretrain N     FP32 training steps before step 0 (default 150)\n"

@@ -23,7 +23,6 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "fpsim_h5.h"
-#include "fpsim_mismatch.h"
 #include "mismatch_plot.h"
 #include "plot_gnuplot.h"
 #include "plot_results.h"

@@ -293,6 +293,10 @@ int cmd_mismatch(int argc, char **argv)
         return st ? fpsim_cli_fail(CMD, st) : 0;
     }
     if (refuse_ignored_run_options(tokens, from, sample_given, pretrain_given, top_p_given)) return 2;
+    if (out && !fpsim_file_name_is_hdf5(out)) {
+        fpsim_cli_error(CMD, "--out '%s': the name must end in .h5 or .hdf5 (the results file is HDF5)", out);
+        return 2;
+    }
     static fpsim_capture capture; /* --from: the model the run starts from */
     if (from) {
         if (model || tokens) {
@@ -358,12 +362,6 @@ int cmd_mismatch(int argc, char **argv)
             return fpsim_cli_fail_input(CMD, st);
         cfg.tokens = tok;
         cfg.mask = mask;
-    }
-    if (out && !fpsim_file_name_is_hdf5(out)) {
-        free(tok);
-        free(mask);
-        fpsim_cli_error(CMD, "--out '%s': the name must end in .h5 or .hdf5 (the results file is HDF5)", out);
-        return 2;
     }
     if (out) {
         if ((st = fpsim_file_check_writable(out))) {

@@ -51,6 +51,18 @@ void gnuplot_set_code(gnuplot_vars *v, const char *code)
     put_text(v, code);
 }
 
+int gnuplot_is_plain_name(const char *name, size_t max_len)
+{
+    if (!name) return 0;
+    const size_t len = strlen(name);
+    if (len == 0 || len > max_len) return 0;
+    for (const char *c = name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' ||
+              *c == '_'))
+            return 0;
+    return 1;
+}
+
 /* ---- stop signals ------------------------------------------------------------------------------ */
 
 static const int stops[3] = {SIGINT, SIGTERM, SIGHUP};

@@ -28,6 +28,10 @@ void gnuplot_set(gnuplot_vars *v, const char *name, const char *value);
 /* Append gnuplot text as it is ("paired=1"): only fpsim's own constants, never file content. */
 void gnuplot_set_code(gnuplot_vars *v, const char *code);
 
+/* 1 when `name` is 1 to max_len letters, digits, '-' or '_': safe as one word of a gnuplot word
+ * list and as part of a file name (names read from a results file are checked by this). */
+int gnuplot_is_plain_name(const char *name, size_t max_len);
+
 /* gnuplot -e VARS SCRIPT, its stdout to /dev/null and its stderr into `log` (/dev/null when
  * NULL). Returns the wait status; -1 when it could not be run, when vars overflowed, or when a
  * stop signal is already pending (gnuplot is then not started). Exit 127: gnuplot not found. */

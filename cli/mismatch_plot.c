@@ -6,7 +6,7 @@
  *   mismatch_scatter.FMT  |g - p| vs exp(g), log x
  *   mismatch_attr.FMT     per-layer / per-part attribution bars (configurations with attribution)
  *   mismatch_seqlen.FMT   per-sequence mult_prob_error - 1 vs scored tokens
- * Errors (not a mismatch file, a configuration name that is not one, a missing dataset or one
+ * Errors (not a mismatch file, a configuration name that is not a plain name, a missing dataset or one
  * whose dims do not pair with g, gnuplot missing or failing or leaving an image cut off, a failed
  * write) return a status with a message and leave no output: the files are made in a staging
  * directory inside outdir and moved out when all succeeded; a stop signal meanwhile empties it
@@ -86,20 +86,6 @@ static fpsim_status close_data(FILE *f, const char *path)
     return FPSIM_OK;
 }
 
-/* A configuration name is one word of gnuplot's `titles` and part of an HDF5 path (configs/NAME):
- * 1 to 63 of letters, digits, '-', '_', '.' and '+' (fpsim's own names: run, bf16, fp8-e2e, ...). */
-static int is_config_name(const char *s)
-{
-    if (!s) return 0;
-    size_t len = strlen(s);
-    if (len == 0 || len > 63) return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-' ||
-              *s == '_' || *s == '.' || *s == '+'))
-            return 0;
-    return 1;
-}
-
 static fpsim_status read_configs(hid_t f, char names[MAXC][64], int *count)
 {
     hid_t a = H5Aopen(f, "configs", H5P_DEFAULT);
@@ -114,9 +100,9 @@ static fpsim_status read_configs(hid_t f, char names[MAXC][64], int *count)
     H5Tset_cset(t, H5T_CSET_UTF8);
     if (!st && H5Aread(a, t, vals) < 0) st = fpsim_fail(FPSIM_EFORMAT, "--plot: cannot read 'configs'");
     for (hssize_t i = 0; i < n && !st; i++) {
-        if (!is_config_name(vals[i]))
+        if (!gnuplot_is_plain_name(vals[i], 63))
             st = fpsim_fail(FPSIM_EFORMAT, "--plot: 'configs' holds a name that is not a configuration name "
-                            "(1 to 63 letters, digits, '-', '_', '.' or '+')");
+                            "(1 to 63 letters, digits, '-' or '_')");
         else snprintf(names[i], 64, "%s", vals[i]);
     }
     if (!st) *count = (int)n;

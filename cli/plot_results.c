@@ -10,6 +10,7 @@
 
 #include "cli_util.h"
 #include "fpsim_h5.h"
+#include "gnuplot_run.h"
 
 static const char *const CMD = "plot";
 
@@ -84,19 +85,12 @@ static int find_name(const plot_names *s, const char *name)
  * letters, digits, '-' or '_', so that a damaged file cannot name a path outside --outdir. */
 static int check_file_name_parts(const plot_names *s, const char *attr, const char *path)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        const char *c = s->v[i];
-        size_t len = strlen(c);
-        int ok = len > 0 && len <= 32;
-        for (; ok && *c; c++)
-            ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' ||
-                 *c == '_';
-        if (!ok) {
+    for (size_t i = 0; i < s->n; i++)
+        if (!gnuplot_is_plain_name(s->v[i], 32)) {
             fpsim_cli_error(CMD, "%s: attribute '%s' has the name '%.40s', which cannot be part of a file name",
                             path, attr, s->v[i]);
             return 2;
         }
-    }
     return 0;
 }
 

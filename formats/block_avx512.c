@@ -328,26 +328,63 @@ static const double rht_sign[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -
  * like the values); a non-finite input makes every result of its column Inf or NaN (each output
  * is +-0.25 times the sum of all 16 inputs), so the same test catches it. Covered columns add
  * their max |v| (double bits) to vmax[h] for the amax: rounding to BF16 is monotone, so the
- * rounded max is the max of the rounded values. Other columns are recomputed by fpsim_rht16,
- * their amax into *bad_max / *bad_nan. */
+ * rounded max is the max of the rounded values. Other columns are recomputed by fpsim_rht16
+ * (fpsim_rht16_mma under mma), their amax into *bad_max / *bad_nan. mma = 1: rhtsum=mma, the
+ * same butterflies on the model's truncated integer products (below). */
 static inline AVX512 void rht_tile(float tt[16][16], const float *restrict x, size_t cols,
-                                   size_t i0, size_t j0, __m512i vmax[2], uint32_t *bad_max,
-                                   int *bad_nan)
+                                   size_t i0, size_t j0, int mma, __m512i vmax[2],
+                                   uint32_t *bad_max, int *bad_nan)
 {
     const __m512i lo = _mm512_set1_epi64((int64_t)(1023 - 126) << 52);
     const __m512i hi = _mm512_set1_epi64(((int64_t)(1023 + 128) << 52) - 1);
     const __m512i absm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll);
     const __m512i half = _mm512_set1_epi64((1ll << 44) - 1), keep = _mm512_set1_epi64(~((1ll << 45) - 1));
     const __m512i one = _mm512_set1_epi64(1);
+    const __m512i trunc24 = _mm512_set1_epi64(~((1ll << 29) - 1));
     float tile[16][16];
     __mmask16 bad = 0;
 #pragma GCC unroll 16
     for (int h = 0; h < 2; h++) { /* columns 8h .. 8h + 7 */
         __m512d v[16];
+        /* rhtsum=mma: the inputs rounded to BF16 (the matmul's operand cast; a NaN may become
+         * Inf, either way its column goes to the model) and each column's largest |x| bits */
+        __m256i emx = _mm256_setzero_si256();
 #pragma GCC unroll 16
-        for (int k = 0; k < 16; k++)
-            v[k] = _mm512_mul_pd(_mm512_set1_pd(0.25 * rht_sign[k]),
-                                 _mm512_cvtps_pd(_mm256_loadu_ps(x + (i0 + (size_t)k) * cols + j0 + 8 * (size_t)h)));
+        for (int k = 0; k < 16; k++) {
+            __m256 xk = _mm256_loadu_ps(x + (i0 + (size_t)k) * cols + j0 + 8 * (size_t)h);
+            if (mma) {
+                __m256i u = _mm256_castps_si256(xk);
+                const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+                u = _mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), odd));
+                u = _mm256_and_si256(u, _mm256_set1_epi32((int)0xFFFF0000u));
+                xk = _mm256_castsi256_ps(u);
+                emx = _mm256_max_epu32(emx, _mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF)));
+            }
+            v[k] = _mm512_mul_pd(_mm512_set1_pd(0.25 * rht_sign[k]), _mm512_cvtps_pd(xk));
+        }
+        /* rhtsum=mma, the model of rht16_mma.h on 8 columns at once. In units of its grid
+         * 2^(E - 25), E = emx - 127 - 2, a product 0.25 s_k x_k is scaled by 2^(154 - emx) (exact in
+         * double) and truncated toward zero to an integer (step 3: m 2^(18 - d), or m >> (d - 18),
+         * or 0); the butterflies below then add integers below 2^30, exactly. After them each sum
+         * is truncated to 24 significant bits (step 4, RZ: the low 29 of the double's 52 fraction
+         * bits cleared) and scaled back by 2^(emx - 154). Results outside the FP32 normal range,
+         * where step 4 also truncates to the subnormal grid or overflows, fail the range test
+         * below and their columns take the model itself, as do non-finite inputs (emx = 255). */
+        __m512d sout = _mm512_setzero_pd();
+        if (mma) {
+            /* the largest |x| bits give the largest exponent field; at least 1 (a subnormal's
+             * exponent, and for an all-zero column any scale will do) */
+            emx = _mm256_max_epu32(_mm256_srli_epi32(emx, 23), _mm256_set1_epi32(1));
+            const __m512i e64 = _mm512_cvtepu32_epi64(emx);
+            const __m512d sin = _mm512_castsi512_pd(
+                _mm512_slli_epi64(_mm512_sub_epi64(_mm512_set1_epi64(1023 + 154), e64), 52));
+            sout = _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_add_epi64(_mm512_set1_epi64(1023 - 154), e64), 52));
+            const __mmask8 special = _mm256_cmpeq_epi32_mask(emx, _mm256_set1_epi32(255));
+            bad |= (__mmask16)((unsigned)special << (8 * h));
+#pragma GCC unroll 16
+            for (int k = 0; k < 16; k++)
+                v[k] = _mm512_roundscale_pd(_mm512_mul_pd(v[k], sin), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        }
 #pragma GCC unroll 4
         for (int hh = 1; hh < 16; hh <<= 1)
 #pragma GCC unroll 8
@@ -360,8 +397,11 @@ static inline AVX512 void rht_tile(float tt[16][16], const float *restrict x, si
         __m512i mx = _mm512_setzero_si512(), mn = _mm512_set1_epi64(-1);
 #pragma GCC unroll 16
         for (int k = 0; k < 16; k++) {
-            /* + 0: a zero sum is +0 (fpsim_rht16) */
-            __m512i u = _mm512_castpd_si512(_mm512_add_pd(v[k], _mm512_setzero_pd()));
+            /* + 0: a zero sum is +0 (fpsim_rht16; the model's step 4) */
+            __m512d w = _mm512_add_pd(v[k], _mm512_setzero_pd());
+            if (mma)
+                w = _mm512_mul_pd(_mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(w), trunc24)), sout);
+            __m512i u = _mm512_castpd_si512(w);
             const __m512i au = _mm512_and_si512(u, absm);
             mx = _mm512_max_epu64(mx, au);
             mn = _mm512_mask_min_epu64(mn, _mm512_test_epi64_mask(au, au), mn, au);
@@ -369,7 +409,8 @@ static inline AVX512 void rht_tile(float tt[16][16], const float *restrict x, si
             u = _mm512_and_si512(_mm512_add_epi64(u, _mm512_add_epi64(half, odd)), keep);
             _mm256_storeu_ps(&tile[k][8 * h], _mm512_cvtpd_ps(_mm512_castsi512_pd(u)));
         }
-        const __mmask8 ok = _mm512_cmple_epu64_mask(mx, hi) & _mm512_cmpge_epu64_mask(mn, lo);
+        const __mmask8 ok = _mm512_cmple_epu64_mask(mx, hi) & _mm512_cmpge_epu64_mask(mn, lo) &
+                            (__mmask8)~(bad >> (8 * h));
         vmax[h] = _mm512_mask_max_epu64(vmax[h], ok, vmax[h], mx);
         bad |= (__mmask16)((unsigned)(__mmask8)~ok << (8 * h));
     }
@@ -380,7 +421,10 @@ static inline AVX512 void rht_tile(float tt[16][16], const float *restrict x, si
             float col[16];
             for (int k = 0; k < 16; k++)
                 col[k] = x[(i0 + (size_t)k) * cols + j0 + (size_t)c];
-            fpsim_rht16(col, col);
+            if (mma)
+                fpsim_rht16_mma(col, col);
+            else
+                fpsim_rht16(col, col);
             for (int k = 0; k < 16; k++) {
                 tile[k][c] = col[k];
                 const uint32_t ab = f2u(col[k]) & 0x7FFFFFFFu;
@@ -397,7 +441,7 @@ static inline AVX512 void rht_tile(float tt[16][16], const float *restrict x, si
 
 AVX512 uint32_t fpsim_block_rht_cols_avx512(float *restrict dst, uint16_t *restrict dst16,
                                             const float *restrict x, size_t rows, size_t cols,
-                                            size_t j0, size_t nbands, int *saw_nan)
+                                            size_t j0, size_t nbands, int mma, int *saw_nan)
 {
     __m512i vmax[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
     uint32_t bad_max = 0;
@@ -411,7 +455,7 @@ AVX512 uint32_t fpsim_block_rht_cols_avx512(float *restrict dst, uint16_t *restr
         for (size_t b = 0; b < nbands; b++) {
             const size_t jb = j0 + 16 * b;
             for (size_t t = 0; t * 16 < step; t++)
-                rht_tile(tt[t], x, cols, i0 + 16 * t, jb, vmax, &bad_max, &bad_nan);
+                rht_tile(tt[t], x, cols, i0 + 16 * t, jb, mma, vmax, &bad_max, &bad_nan);
             /* stored rows jb .. jb + 15, elements i0 .. i0 + step - 1; whole aligned lines are
              * written past the caches (the copy is larger than the caches and is read back only
              * by the next pass) */

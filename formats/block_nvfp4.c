@@ -181,10 +181,34 @@ void fpsim_rht16(float y[16], const float x[16])
     }
 }
 
+int fpsim_rht16_mma_is_exact(const uint32_t b[16])
+{
+    uint32_t emax = 0, emin = 255;
+    for (int i = 0; i < 16; i++) {
+        const uint32_t e = (b[i] >> 23) & 0xFFu;
+        if (e == 0xFFu)
+            return 0;
+        if (b[i] & 0x7FFFFFFFu) {
+            const uint32_t ee = e ? e : 1u; /* a subnormal counts with exponent -126 */
+            emax = ee > emax ? ee : emax;
+            emin = ee < emin ? ee : emin;
+        }
+    }
+    return emax < emin || emax - emin <= 12;
+}
+
 void fpsim_rht16_mma(float y[16], const float x[16])
 {
     uint32_t in[16], out[16];
     memcpy(in, x, sizeof in);
+    for (int i = 0; i < 16; i++)
+        out[i] = fpsim_rht_mma_bf16_bits(in[i]); /* the matmul's operand cast */
+    if (fpsim_rht16_mma_is_exact(out)) {
+        float b[16];
+        memcpy(b, out, sizeof b);
+        fpsim_rht16(y, b); /* the same bits, by the fast paths of the exact policy */
+        return;
+    }
     fpsim_rht16_mma_bits(out, in);
     memcpy(y, out, sizeof out);
 }

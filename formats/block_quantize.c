@@ -178,6 +178,7 @@ typedef struct rht_cols_ctx {
     float *dst;       /* float copy, or NULL for ... */
     uint16_t *dst16;  /* ... the BF16 copy */
     size_t rows, cols;
+    const fpsim_scheme *s; /* rhtsum: exact or mma */
     uint32_t m;
     int nan;
     pthread_mutex_t lock;
@@ -193,7 +194,8 @@ static void rht_cols_bands(void *ctx, size_t b, size_t e)
     for (size_t band = b; band < wend; band += 64) {
         const size_t nb = wend - band < 64 ? wend - band : 64;
         const uint32_t v = fpsim_block_rht_cols_avx512(c->dst, c->dst16, c->x, c->rows, c->cols,
-                                                       band * 16, nb, &nan);
+                                                       band * 16, nb,
+                                                       c->s->rhtsum == FPSIM_RHT_MMA, &nan);
         m = v > m ? v : m;
     }
     if (e > whole) {
@@ -202,7 +204,7 @@ static void rht_cols_bands(void *ctx, size_t b, size_t e)
                 float y[16];
                 for (size_t k = 0; k < 16; k++)
                     y[k] = c->x[(i0 + k) * c->cols + j];
-                fpsim_rht16(y, y);
+                fpsim_rht16_scheme(y, y, c->s);
                 const uint32_t v = fpsim_block_amax_bits(y, 16, &nan);
                 m = v > m ? v : m;
                 for (size_t k = 0; k < 16; k++) {
@@ -470,14 +472,14 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
         if (!grow_aligned(&out->work_src, &out->cap_work_src, rows * cols * sizeof(float)))
             return fpsim_fail(FPSIM_ENOMEM, "out of memory for a %zu x %zu transpose", cols, rows);
         tmp = out->work_src;
-        if (rht && s->rhtsum == FPSIM_RHT_EXACT && fpsim_block_have_avx512()) {
+        if (rht && fpsim_block_have_avx512()) {
             /* TE: BF16 output of the Hadamard matmul, 16-vectors along the stored rows; the
              * transpose, the transform and the post-RHT amax in one pass. The copy is kept as
              * BF16 bits (half the memory traffic; its values are BF16) unless the statistics
              * need it as float or a result is NaN (a NaN payload need not fit in BF16): then
              * it is made again in float. */
             if (!(opt.want & FPSIM_QWANT_STATS)) {
-                rht_cols_ctx rc = {x, NULL, (uint16_t *)tmp, rows, cols, 0, 0, PTHREAD_MUTEX_INITIALIZER};
+                rht_cols_ctx rc = {x, NULL, (uint16_t *)tmp, rows, cols, s, 0, 0, PTHREAD_MUTEX_INITIALIZER};
                 fpsim_parallel_for((cols + 15) / 16, 4, rht_cols_bands, &rc, threads);
                 pthread_mutex_destroy(&rc.lock);
                 if (!rc.nan) {
@@ -487,7 +489,7 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
                 }
             }
             if (!rht_amax_done) {
-                rht_cols_ctx rc = {x, tmp, NULL, rows, cols, 0, 0, PTHREAD_MUTEX_INITIALIZER};
+                rht_cols_ctx rc = {x, tmp, NULL, rows, cols, s, 0, 0, PTHREAD_MUTEX_INITIALIZER};
                 fpsim_parallel_for((cols + 15) / 16, 4, rht_cols_bands, &rc, threads);
                 pthread_mutex_destroy(&rc.lock);
                 rht_amax_done = 1;

@@ -264,8 +264,19 @@ float fpsim_e8m0_value(uint8_t e); /* 2^(e-127); 0 -> 2^-127 (subnormal), 255 ->
 /* 16-point RHT of one vector, TE / torchao sign vector, 0.25 normalization; y rounded to BF16
  * (returned as float holding a BF16 value). x and y may alias. */
 void fpsim_rht16(float y[16], const float x[16]);
-/* The same transform as a BF16 tensor-core MMA computes it (rhtsum=mma, formats/rht16_mma.h). */
+/* The same transform as a BF16 tensor-core MMA computes it (rhtsum=mma, formats/rht16_mma.h).
+ * Vectors that fpsim_rht16_mma_is_exact passes take fpsim_rht16 of the BF16-rounded input, whose
+ * bits are the model's there; the others take the model. */
 void fpsim_rht16_mma(float y[16], const float x[16]);
+/* Whether the rhtsum=mma model forms the exact sums of the BF16 values b[16] (FP32 bits), so that
+ * its results are fpsim_rht16's: every input finite and the nonzero ones' exponents (a subnormal
+ * counting as -126) within 12 binades. Then, in the model's units of 2^(E - 25) (rht16_mma.h), a
+ * term is m 2^(18 - d) with 8-bit m and d <= 12: step 3 truncates nothing, every term and so
+ * every sum is a multiple of 2^6, and |sum| < 16 * 2^8 * 2^18 = 2^30 has at most 24 significant
+ * bits, so step 4 truncates nothing either; the unit 2^(-126 - 9) or coarser is on FP32's 2^-149
+ * grid; a sum past FLT_MAX is Inf under both policies. One BF16 rounding of the same exact sum
+ * remains in each. */
+int fpsim_rht16_mma_is_exact(const uint32_t b[16]);
 /* fpsim_rht16 or fpsim_rht16_mma, as the scheme's rhtsum says. */
 void fpsim_rht16_scheme(float y[16], const float x[16], const fpsim_scheme *s);
 /* Swizzled offset of scale (r, c) in the cuBLAS 128x4 layout of a grid with `scols` columns
@@ -345,13 +356,13 @@ uint64_t fpsim_block_fast_sr_row_avx512(uint8_t *restrict codes, const float *re
                                         uint32_t satbits, uint32_t *slow);
 void fpsim_block_pack_fp4_avx512(uint8_t *restrict dst, const uint8_t *restrict codes, size_t n);
 /* Stored rows j0 .. j0 + 16 nbands - 1 of the RHT'd columnwise copy of a rows x cols input (rows
- * a multiple of 16, j0 + 16 nbands <= cols): stored row j = fpsim_rht16 of each 16-vector of
- * input column j, written as float to dst or, when dst is NULL, as BF16 bits to dst16 (exact
- * unless a result is NaN: callers redo a copy that saw NaN in float). Returns the max |y| bits
- * over non-NaN results; *saw_nan |= any NaN. */
+ * a multiple of 16, j0 + 16 nbands <= cols): stored row j = fpsim_rht16 (mma = 0) or
+ * fpsim_rht16_mma (mma = 1) of each 16-vector of input column j, written as float to dst or, when
+ * dst is NULL, as BF16 bits to dst16 (exact unless a result is NaN: callers redo a copy that saw
+ * NaN in float). Returns the max |y| bits over non-NaN results; *saw_nan |= any NaN. */
 uint32_t fpsim_block_rht_cols_avx512(float *restrict dst, uint16_t *restrict dst16,
                                      const float *restrict x, size_t rows, size_t cols, size_t j0,
-                                     size_t nbands, int *saw_nan);
+                                     size_t nbands, int mma, int *saw_nan);
 /* Stochastic rounding of a run scaled by f with the random word rbits[i] of element i (the
  * spec's sr_bits <= 8 at the top). */
 uint64_t fpsim_block_fast_sr_run(uint8_t *restrict codes, const float *restrict x, size_t n, float f,

@@ -17,8 +17,8 @@
  *   5. NaN in, or +Inf with -Inf among the products, gives NaN; one infinity passes through.
  * The FP32 result is then rounded to BF16, nearest-even (TE's downcast; cvt.rn.bf16x2.f32 on the
  * GPU, whose NaN is 0x7FFF).
- * It differs from rhtsum=exact (one rounding of the exact sum) only when the 16 inputs span more
- * than about 11 binades: terms more than 18 binades below the largest lose bits in step 3, and a
+ * It differs from rhtsum=exact (one rounding of the exact sum) only when the nonzero inputs'
+ * exponents lie more than 12 apart (fpsim_rht16_mma_is_exact, fpsim_block.h, has the argument): terms more than 18 binades below the largest lose bits in step 3, and a
  * sum wider than 24 bits loses its low bits, and the sticky information, in step 4.
  *
  * Inputs that are not BF16 values are first rounded to BF16 (nearest-even), as the operand cast of

@@ -1,6 +1,7 @@
 /* test_block_simd.c: the AVX-512 twins of the block kernels (formats/block_avx512.c) against
  * independent references: the core's fpsim_round_f32 (the definition of every element
- * conversion), fpsim_rht16 (the definition of the RHT), and plain loops written here for the
+ * conversion), fpsim_rht16 and the rhtsum=mma model of rht16_mma.h (the definitions of the RHT's
+ * two policies), and plain loops written here for the
  * block amax and the FP4 nibble packing. Also the twins against the portable loops they replace
  * (fpsim_block_fast.simd cleared), and whole quantize calls on adversarial tensors on 1 and 3
  * threads.
@@ -12,6 +13,7 @@
 #define FPSIM_BLOCK_INTERNAL
 #include "fpsim_block.h"
 #include "fpsim_formats.h"
+#include "rht16_mma.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -22,7 +24,7 @@ static test_counter tc_amax = TEST_COUNTER_INIT("amax row/tile/bits, BF16 wideni
 static test_counter tc_rne = TEST_COUNTER_INIT("RNE row vs core and portable loop");
 static test_counter tc_sr = TEST_COUNTER_INIT("SR row (bytes) vs core and portable loop");
 static test_counter tc_pack = TEST_COUNTER_INIT("FP4 packing vs plain loop");
-static test_counter tc_rht = TEST_COUNTER_INIT("transposed RHT vs fpsim_rht16");
+static test_counter tc_rht = TEST_COUNTER_INIT("transposed RHT vs fpsim_rht16 and the rhtsum=mma model");
 static test_counter tc_quant = TEST_COUNTER_INIT("quantize 1 vs 3 threads, columnwise RHT");
 
 enum { NMAX = 4096 + 37 };
@@ -279,12 +281,54 @@ static void packing(void)
     }
 }
 
-static void rht(size_t rows, size_t cols, int specials, uint64_t seed)
+/* mma: the rhtsum=mma copy against the model of rht16_mma.h (integers, no fast path). narrow:
+ * values 2^k (1 + f), k uniform in [0, 13], so that about half the vectors lie within the 12
+ * binades where the copy takes the exact policy's vector form, with cancelling pairs; 2: vectors
+ * whose every result is a tie that terms below the MMA's alignment decide. */
+static void rht(size_t rows, size_t cols, int specials, uint64_t seed, int mma, int narrow)
 {
     float *x = malloc(rows * cols * sizeof(float));
     float *d = malloc(rows * cols * sizeof(float));
     uint16_t *h = malloc(rows * cols * sizeof(uint16_t));
     fill(x, rows * cols, seed, 0);
+    if (narrow == 2) { /* each vector at a BF16 midpoint: +-2^e, +-2^(e-8), decided by one or two
+                          * terms 17-27 binades below, which the MMA's alignment truncates */
+        uint64_t rng = seed ^ 0x3C;
+        for (size_t j = 0; j < cols; j++)
+            for (size_t i0 = 0; i0 < rows; i0 += 16) {
+                const uint64_t z = test_splitmix64(&rng);
+                const uint32_t e = 100u + (uint32_t)(z % 40u);
+                for (size_t k = 0; k < 16; k++) {
+                    const uint64_t w = test_splitmix64(&rng);
+                    const uint32_t sign = (uint32_t)(w >> 63) << 31;
+                    uint32_t b = 0;
+                    if (k == 0)
+                        b = sign | e << 23;
+                    else if (k == 1)
+                        b = sign | (e - 8u) << 23;
+                    else if (k == 2 || (k == 3 && (z >> 40) % 2u))
+                        b = sign | (e - 17u - (uint32_t)(w % 11u)) << 23 | (uint32_t)((w >> 8) & 0x7Fu) << 16;
+                    x[(i0 + k) * cols + j] = test_f32_from_bits(b);
+                }
+            }
+    } else if (narrow) {
+        uint64_t rng = seed ^ 0xA7;
+        for (size_t i = 0; i < rows * cols; i++) {
+            const uint64_t z = test_splitmix64(&rng);
+            x[i] = ldexpf((z & 1u ? -1.0f : 1.0f) * (1.0f + (float)((z >> 8) & 0xFFFFFF) / 16777216.0f),
+                          (int)((z >> 40) % 14u));
+            if ((i / cols) % 2u && (z >> 60) % 2u) /* cancelling pairs down the column */
+                x[i] = -x[i - cols];
+        }
+        /* column 3, rows 0-15: the vector of test_rht_mma's third worked example (13 binades, a
+         * tie that only its 2^-20 part breaks: the policies differ), so that a certificate wider
+         * than 12 binades fails here */
+        static const int sg[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
+        for (int k = 0; k < 16; k++)
+            x[(size_t)k * cols + 3] = k < 14 ? (float)sg[k] * (k == 13 ? 145.0f : 147.0f) * 0x1p-7f
+                                      : k == 14 ? (float)sg[k] * 129.0f * 0x1p-20f
+                                                : -(float)sg[k] * 0x1p-13f;
+    }
     if (specials) { /* wide exponent spans, tiny values (BF16-subnormal results), Inf, NaN */
         uint64_t rng = seed ^ 0x55;
         for (size_t i = 0; i < rows * cols; i += 1 + test_splitmix64(&rng) % 61)
@@ -292,8 +336,8 @@ static void rht(size_t rows, size_t cols, int specials, uint64_t seed)
     }
     const size_t bands = cols / 16;
     int nan_f = 0, nan_h = 0;
-    const uint32_t mf = fpsim_block_rht_cols_avx512(d, NULL, x, rows, cols, 0, bands, &nan_f);
-    const uint32_t mh = fpsim_block_rht_cols_avx512(NULL, h, x, rows, cols, 0, bands, &nan_h);
+    const uint32_t mf = fpsim_block_rht_cols_avx512(d, NULL, x, rows, cols, 0, bands, mma, &nan_f);
+    const uint32_t mh = fpsim_block_rht_cols_avx512(NULL, h, x, rows, cols, 0, bands, mma, &nan_h);
     uint32_t want_m = 0;
     int want_nan = 0;
     for (size_t j = 0; j < bands * 16; j++)
@@ -301,7 +345,14 @@ static void rht(size_t rows, size_t cols, int specials, uint64_t seed)
             float v[16];
             for (size_t k = 0; k < 16; k++)
                 v[k] = x[(i0 + k) * cols + j];
-            fpsim_rht16(v, v);
+            if (mma) {
+                uint32_t u[16];
+                memcpy(u, v, sizeof u);
+                fpsim_rht16_mma_bits(u, u);
+                memcpy(v, u, sizeof u);
+            } else {
+                fpsim_rht16(v, v);
+            }
             for (size_t k = 0; k < 16; k++) {
                 const uint32_t want = test_f32_bits(v[k]), got = test_f32_bits(d[j * rows + i0 + k]);
                 if (isnan(v[k]))
@@ -310,11 +361,11 @@ static void rht(size_t rows, size_t cols, int specials, uint64_t seed)
                     want_m = (want & 0x7FFFFFFFu) > want_m ? (want & 0x7FFFFFFFu) : want_m;
                 tc_rht.checks++;
                 if (got != want)
-                    test_fail(&tc_rht, "%zux%zu column %zu rows %zu+%zu: 0x%08x, want 0x%08x", rows, cols, j,
-                              i0, k, got, want);
+                    test_fail(&tc_rht, "%s %zux%zu column %zu rows %zu+%zu: 0x%08x, want 0x%08x",
+                              mma ? "mma" : "exact", rows, cols, j, i0, k, got, want);
                 if (!isnan(v[k]) && h[j * rows + i0 + k] != (uint16_t)(want >> 16))
-                    test_fail(&tc_rht, "%zux%zu column %zu rows %zu+%zu: BF16 0x%04x, want 0x%04x", rows, cols,
-                              j, i0, k, h[j * rows + i0 + k], want >> 16);
+                    test_fail(&tc_rht, "%s %zux%zu column %zu rows %zu+%zu: BF16 0x%04x, want 0x%04x",
+                              mma ? "mma" : "exact", rows, cols, j, i0, k, h[j * rows + i0 + k], want >> 16);
             }
         }
     tc_rht.checks++;
@@ -409,9 +460,14 @@ int main(void)
     check_widen(4096, 3);
     conversions();
     packing();
-    rht(64, 48, 0, 1);
-    rht(32, 80, 1, 2);
-    rht(48, 32, 1, 3);
+    for (int mma = 0; mma < 2; mma++) {
+        rht(64, 48, 0, 1, mma, 0);
+        rht(32, 80, 1, 2, mma, 0);
+        rht(48, 32, 1, 3, mma, 0);
+        rht(64, 64, 0, 4, mma, 1);
+        rht(32, 48, 1, 5, mma, 1);
+        rht(256, 64, 0, 6, mma, 2);
+    }
     quantize_threads();
     int bad = 0;
     bad |= test_summary(&tc_amax);

@@ -12,7 +12,9 @@
  *  3. rhtsum=exact and rhtsum=mma agree where the MMA is exact (nonzero inputs within 11
  *     binades, away from the range ends), and differ on some wide vectors.
  *  4. The quantizer: nvfp4 rht=1,rhtsum=mma columnwise equals rht=0 rowwise of the transpose
- *     rotated here with fpsim_rht16_mma (codes and scales), and the scheme text round-trips. */
+ *     rotated here with the model (codes and scales), and the scheme text round-trips; on mixed
+ *     spans (where the quantizer's vector paths and the model share the work) also rotated by
+ *     the GEMM model of 2. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 
 #include "fpsim_block.h"
 #include "fpsim_gemm.h"
+#include "rht16_mma.h"
 #include "test_util.h"
 
 static uint32_t bits(float f)
@@ -81,6 +84,15 @@ static void rht_matrix(float b[256])
             b[j * 16 + i] = (__builtin_popcount((unsigned)(i & j)) & 1 ? -0.25f : 0.25f) * (float)sgn[i];
 }
 
+/* The third worked example's input (below). */
+static void worked_x3(float x3[16])
+{
+    for (int i = 0; i < 14; i++)
+        x3[i] = (float)sgn[i] * (i == 13 ? 145.0f : 147.0f) * 0x1p-7f;
+    x3[14] = (float)sgn[14] * 129.0f * 0x1p-20f;
+    x3[15] = -(float)sgn[15] * 0x1p-13f;
+}
+
 static int test_worked_example(void)
 {
     static test_counter tc =
@@ -102,12 +114,35 @@ static int test_worked_example(void)
     fpsim_rht16_mma(ym, x2);
     TEST_CHECK_EQ_HEX(&tc, bits(ye[0]), 0x3E810000u, "exact y0 of x2 %s", "");
     TEST_CHECK_EQ_HEX(&tc, bits(ym[0]), 0x3E820000u, "mma y0 of x2 %s", "");
+    /* Within 13 binades the policies can already differ, so fpsim_rht16_mma_is_exact stops at 12.
+     * x_i = s_i m_i 2^-7 (exponent 0) for i < 14 with sum m_i = 2056 (13 x 147 + 145), x_14 =
+     * s_14 129 2^-20 and x_15 = -s_15 2^-13 (exponent -13: 13 binades). Output 0 adds them all with
+     * sign +: y_0 = 0.25 (2056 2^-7 + 2^-20) = 4.015625 + 2^-22, just above the midpoint of 4 and
+     * 4.03125, so exact rounds up to 0x40810000. In the MMA's grid 2^-27 the sum is 2056 2^18 +
+     * 2^5, 30 bits wide: the truncation to 24 drops 2^5, leaving the midpoint, which goes to
+     * even: 0x40800000. */
+    float x3[16];
+    worked_x3(x3);
+    fpsim_rht16(ye, x3);
+    fpsim_rht16_mma(ym, x3);
+    uint32_t u3[16];
+    memcpy(u3, x3, sizeof u3);
+    TEST_CHECK_EQ_HEX(&tc, bits(ye[0]), 0x40810000u, "exact y0 of x3 %s", "");
+    TEST_CHECK_EQ_HEX(&tc, bits(ym[0]), 0x40800000u, "mma y0 of x3 %s", "");
+    TEST_CHECK(&tc, !fpsim_rht16_mma_is_exact(u3), "x3 (13 binades) not certified %s", "");
     return test_summary(&tc);
 }
 
-enum { KINDS = 8 };
-static const char *const kind_names[KINDS] = {"narrow",        "wide",  "subnormal", "cancel",
-                                              "near-overflow", "zeros", "special",   "subnormal edge"};
+enum { KINDS = 11 };
+static const char *const kind_names[KINDS] = {"narrow",         "wide",    "subnormal", "cancel",
+                                              "near-overflow",  "zeros",   "special",   "subnormal edge",
+                                              "span 12",        "span 13", "span 12, cancelling"};
+
+/* A BF16 value with exponent field ef exactly (random sign and mantissa). */
+static float bf16_at(uint32_t ef)
+{
+    return bf16_in(ef, ef);
+}
 
 static void fill(float x[16], int kind)
 {
@@ -135,6 +170,19 @@ static void fill(float x[16], int kind)
         case 6:
             x[i] = bf16_in(60u, 200u);
             break;
+        /* the widest span fpsim_rht16_mma computes by the exact policy's paths (12 binades:
+         * exponents base and base + 12 both present), one beyond it, and the former with
+         * cancelling pairs (small sums whose low bits are the deciding ones) */
+        case 8:
+        case 9:
+            x[i] = i == 0 ? bf16_at(base) : i == 1 ? bf16_at(base + (kind == 8 ? 12u : 13u))
+                                               : bf16_in(base, base + (kind == 8 ? 12u : 13u));
+            break;
+        case 10:
+            x[i] = i == 0 ? bf16_at(base + 12u) : i == 15 ? bf16_at(base)
+                   : (i & 1) && next32() % 4u ? -x[i - 1]
+                                               : bf16_in(base, base + 12u);
+            break;
         /* the largest input near 2^-126, sums below it: FP32-subnormal results whose grid 2^(E-25)
          * is finer than 2^-149 by 0-4 bits, or coarser by up to 3 */
         default:
@@ -152,7 +200,7 @@ static void fill(float x[16], int kind)
 static int test_against_gemm_model(void)
 {
     static test_counter tc = TEST_COUNTER_INIT("rht16_mma vs the hopper-hgmma GEMM model");
-    static test_counter td = TEST_COUNTER_INIT("exact == mma where the MMA is exact; differ on wide data");
+    static test_counter td = TEST_COUNTER_INIT("exact == mma model where the MMA is exact; differ on wide data");
     fpsim_accum acc;
     if (fpsim_accum_parse(&acc, "hopper-hgmma") != FPSIM_OK) {
         test_fail(&tc, "cannot parse hopper-hgmma: %s", fpsim_last_error());
@@ -161,7 +209,7 @@ static int test_against_gemm_model(void)
     enum { M = 4096, ROUNDS = 8 };
     float *A = malloc(sizeof(float) * M * 16), *C = malloc(sizeof(float) * M * 16), B[256];
     rht_matrix(B);
-    uint64_t differ_wide = 0;
+    uint64_t differ_wide = 0, exact_span = 0, differ_13 = 0;
     for (int round = 0; round < ROUNDS; round++)
         for (int kind = 0; kind < KINDS; kind++) {
             for (size_t v = 0; v < M; v++)
@@ -178,22 +226,66 @@ static int test_against_gemm_model(void)
                     TEST_CHECK_EQ_HEX(&tc, bits(ym[j]), want, "%s vector %zu output %d", kind_names[kind], v,
                                       j);
                 }
-                if (kind == 0 || kind == 1) {
-                    fpsim_rht16(ye, A + v * 16);
-                    const int same = memcmp(ye, ym, sizeof ye) == 0;
-                    if (kind == 0)
-                        TEST_CHECK(&td, same, "narrow vector %zu", v);
-                    else
-                        differ_wide += !same;
+                /* fpsim_rht16_mma takes the exact policy's paths where fpsim_rht16_mma_is_exact
+                 * holds; there the model itself (rht16_mma.h, integers) must give those bits */
+                uint32_t in[16], model[16];
+                memcpy(in, A + v * 16, sizeof in);
+                fpsim_rht16_mma_bits(model, in);
+                fpsim_rht16(ye, A + v * 16);
+                const int same = memcmp(ye, model, sizeof ye) == 0;
+                const int certified = fpsim_rht16_mma_is_exact(in); /* inputs are BF16 here */
+                if (certified) {
+                    exact_span++;
+                    TEST_CHECK(&td, same, "%s vector %zu: certified exact, model differs", kind_names[kind], v);
                 }
+                if (kind == 0 || kind == 8 || kind == 10)
+                    TEST_CHECK(&td, certified, "%s vector %zu not certified", kind_names[kind], v);
+                if (kind == 9) {
+                    TEST_CHECK(&td, !certified, "span-13 vector %zu certified", v);
+                    differ_13 += !same;
+                }
+                if (kind == 1)
+                    differ_wide += !same;
             }
         }
     TEST_CHECK(&td, differ_wide > 0, "%llu wide vectors differ", (unsigned long long)differ_wide);
-    printf("     wide vectors where rhtsum=exact and mma differ: %llu of %d\n",
-           (unsigned long long)differ_wide, M * ROUNDS);
+    printf("     wide vectors where rhtsum=exact and mma differ: %llu of %d; span-13 vectors: %llu of %d;"
+           " vectors certified exact: %llu\n",
+           (unsigned long long)differ_wide, M * ROUNDS, (unsigned long long)differ_13, M * ROUNDS,
+           (unsigned long long)exact_span);
     free(A);
     free(C);
     return test_summary(&tc) | test_summary(&td);
+}
+
+/* nvfp4 rht=1,rhtsum=mma columnwise of x (rows x cols) against plain nvfp4 rowwise of t, x's
+ * transpose rotated by an oracle: codes, scale codes and the global scale identical. */
+static void check_rotated(test_counter *tc, const float *x, const float *t, size_t rows, size_t cols,
+                          int threads)
+{
+    fpsim_scheme sm, s0;
+    fpsim_qtensor qa, qb;
+    memset(&qa, 0, sizeof qa);
+    memset(&qb, 0, sizeof qb);
+    fpsim_qopts oa, ob;
+    fpsim_qopts_default(&oa);
+    fpsim_qopts_default(&ob);
+    oa.axis = FPSIM_AXIS_COLS;
+    ob.axis = FPSIM_AXIS_ROWS;
+    oa.threads = ob.threads = threads;
+    const int ok = fpsim_scheme_parse(&sm, "nvfp4:rht=1,rhtsum=mma") == FPSIM_OK &&
+                   fpsim_scheme_parse(&s0, "nvfp4") == FPSIM_OK &&
+                   fpsim_block_quantize(&qa, &sm, x, rows, cols, &oa) == FPSIM_OK &&
+                   fpsim_block_quantize(&qb, &s0, t, cols, rows, &ob) == FPSIM_OK;
+    TEST_CHECK(tc, ok, "quantize: %s", fpsim_last_error());
+    if (ok) {
+        TEST_CHECK(tc, memcmp(qa.codes, qb.codes, qa.qrows * qa.code_stride) == 0, "codes, %d threads", threads);
+        TEST_CHECK(tc, memcmp(qa.scale_codes, qb.scale_codes, qa.srows * qa.scols) == 0, "scales, %d threads",
+                   threads);
+        TEST_CHECK(tc, qa.global_scale == qb.global_scale, "global scale, %d threads", threads);
+    }
+    fpsim_qtensor_free(&qa);
+    fpsim_qtensor_free(&qb);
 }
 
 static int test_quantizer(void)
@@ -206,43 +298,32 @@ static int test_quantizer(void)
         x[i] = bf16_in(1u, 254u); /* wide spans: about 2% of the vectors differ between the policies */
     for (size_t c = 0; c < COLS; c++)
         for (size_t r0 = 0; r0 < R; r0 += 16) {
-            float v[16];
+            uint32_t v[16]; /* rotated by the model itself (rht16_mma.h), not fpsim_rht16_mma */
             for (int k = 0; k < 16; k++)
-                v[k] = x[(r0 + (size_t)k) * COLS + c];
-            fpsim_rht16_mma(t + c * R + r0, v);
+                v[k] = bits(x[(r0 + (size_t)k) * COLS + c]);
+            fpsim_rht16_mma_bits(v, v);
+            for (int k = 0; k < 16; k++)
+                t[c * R + r0 + (size_t)k] = from_bits(v[k]);
         }
-    fpsim_scheme sm, s0;
-    fpsim_qtensor qa, qb;
-    memset(&qa, 0, sizeof qa);
-    memset(&qb, 0, sizeof qb);
-    fpsim_qopts oa, ob;
+    check_rotated(&tc, x, t, R, COLS, 0);
+    /* and the exact policy stores another operand on this data (the statistics compare the stored
+     * operand with its dequantized codes), or the test could not tell them apart */
+    fpsim_scheme se, sm;
+    fpsim_qtensor qe, qm;
+    memset(&qe, 0, sizeof qe);
+    memset(&qm, 0, sizeof qm);
+    fpsim_qopts oa;
     fpsim_qopts_default(&oa);
-    fpsim_qopts_default(&ob);
     oa.axis = FPSIM_AXIS_COLS;
-    ob.axis = FPSIM_AXIS_ROWS;
-    int ok = fpsim_scheme_parse(&sm, "nvfp4:rht=1,rhtsum=mma") == FPSIM_OK &&
-             fpsim_scheme_parse(&s0, "nvfp4") == FPSIM_OK &&
-             fpsim_block_quantize(&qa, &sm, x, R, COLS, &oa) == FPSIM_OK &&
-             fpsim_block_quantize(&qb, &s0, t, COLS, R, &ob) == FPSIM_OK;
-    TEST_CHECK(&tc, ok, "quantize: %s", fpsim_last_error());
-    if (ok) {
-        TEST_CHECK(&tc, memcmp(qa.codes, qb.codes, qa.qrows * qa.code_stride) == 0, "codes %s", "");
-        TEST_CHECK(&tc, memcmp(qa.scale_codes, qb.scale_codes, qa.srows * qa.scols) == 0, "scales %s", "");
-        /* and the exact policy stores another operand on this data (the statistics compare the
-         * stored operand with its dequantized codes), or the test could not tell them apart */
-        fpsim_scheme se;
-        fpsim_qtensor qe, qm;
-        memset(&qe, 0, sizeof qe);
-        memset(&qm, 0, sizeof qm);
-        fpsim_scheme_parse(&se, "nvfp4:rht=1");
-        oa.want |= FPSIM_QWANT_STATS;
-        TEST_CHECK(&tc, fpsim_block_quantize(&qe, &se, x, R, COLS, &oa) == FPSIM_OK, "exact %s", "");
-        TEST_CHECK(&tc, fpsim_block_quantize(&qm, &sm, x, R, COLS, &oa) == FPSIM_OK, "mma %s", "");
-        TEST_CHECK(&tc, fpsim_xsum_value(&qe.stats.sum_ref2) != fpsim_xsum_value(&qm.stats.sum_ref2),
-                   "exact vs mma: sum of the stored operand's squares %s", "");
-        fpsim_qtensor_free(&qm);
-        fpsim_qtensor_free(&qe);
-    }
+    oa.want |= FPSIM_QWANT_STATS;
+    fpsim_scheme_parse(&se, "nvfp4:rht=1");
+    fpsim_scheme_parse(&sm, "nvfp4:rht=1,rhtsum=mma");
+    TEST_CHECK(&tc, fpsim_block_quantize(&qe, &se, x, R, COLS, &oa) == FPSIM_OK, "exact %s", "");
+    TEST_CHECK(&tc, fpsim_block_quantize(&qm, &sm, x, R, COLS, &oa) == FPSIM_OK, "mma %s", "");
+    TEST_CHECK(&tc, fpsim_xsum_value(&qe.stats.sum_ref2) != fpsim_xsum_value(&qm.stats.sum_ref2),
+               "exact vs mma: sum of the stored operand's squares %s", "");
+    fpsim_qtensor_free(&qm);
+    fpsim_qtensor_free(&qe);
     char text[FPSIM_SCHEME_TEXT_MAX];
     fpsim_scheme back;
     TEST_CHECK(&tc,
@@ -251,9 +332,62 @@ static int test_quantizer(void)
                "format/parse '%s'", text);
     TEST_CHECK(&tc, fpsim_scheme_parse(&back, "nvfp4:rhtsum=fma") == FPSIM_ENAME, "unknown value %s", "");
     TEST_CHECK(&tc, fpsim_scheme_parse(&back, "mxfp8-e4m3:rhtsum=mma") != FPSIM_OK, "MX key %s", "");
-    fpsim_qtensor_free(&qa);
-    fpsim_qtensor_free(&qb);
     free(x);
+    free(t);
+    return test_summary(&tc);
+}
+
+/* The quantizer's rhtsum=mma copy, whose vectors within 12 binades take the exact policy's
+ * vector paths (AVX-512 on a machine that has it) and the others the model, against the GEMM model
+ * of sim/ on a tensor that mixes the two: spans of 0 to 20 binades, cancelling pairs, all-zero and
+ * subnormal vectors, inputs that are not BF16 values (rounded to BF16 by the operand cast), and columns past the last
+ * band of 16 (the portable path). */
+static int test_quantizer_mixed(void)
+{
+    static test_counter tc = TEST_COUNTER_INIT("nvfp4 rhtsum=mma cols on mixed spans == the GEMM model's rotation");
+    enum { R = 256, COLS = 72 };
+    fpsim_accum acc;
+    float *x = malloc(sizeof(float) * R * COLS), *a = malloc(sizeof(float) * R * COLS),
+          *c = malloc(sizeof(float) * R * COLS), *t = malloc(sizeof(float) * R * COLS), b[256];
+    rht_matrix(b);
+    /* a = the BF16 operand, vector by vector: a[(c * R / 16 + r0 / 16) * 16 + k] */
+    for (size_t col = 0; col < COLS; col++)
+        for (size_t r0 = 0; r0 < R; r0 += 16) {
+            const uint32_t kind = next32() % 8u, base = 90u + next32() % 40u, span = next32() % 21u;
+            float fv[16];
+            if (kind >= 6) /* cancelling pairs, wide (where the policies can differ) or within 12 */
+                fill(fv, kind == 6 ? 3 : 10);
+            for (size_t k = 0; k < 16; k++) {
+                float v;
+                if (kind >= 6)
+                    v = fv[k];
+                else if (kind == 0)
+                    v = 0.0f;
+                else if (kind == 1)
+                    v = bf16_in(0u, 1u);
+                else if (kind == 2) /* any FP32 value, rounded to BF16 by the quantizer */
+                    v = from_bits((next32() & 0x807FFFFFu) | ((base + next32() % (span + 1u)) << 23));
+                else
+                    v = bf16_in(base, base + span);
+                x[(r0 + k) * COLS + col] = v;
+                a[(col * R + r0) + k] = from_bits(bf16_rne_ref(v));
+            }
+        }
+    /* column 5, rows 16-31: the third worked example's vector (the policies differ on it) */
+    float x3[16];
+    worked_x3(x3);
+    for (size_t k = 0; k < 16; k++)
+        x[(16 + k) * COLS + 5] = a[5 * R + 16 + k] = x3[k];
+    int ok = fpsim_accum_parse(&acc, "hopper-hgmma") == FPSIM_OK &&
+             fpsim_gemm_tn(c, a, b, (size_t)R * COLS / 16, 16, 16, &acc, 1.0f, 1.0f, FPSIM_BF16, 1) == FPSIM_OK;
+    TEST_CHECK(&tc, ok, "GEMM model: %s", fpsim_last_error());
+    for (size_t i = 0; ok && i < (size_t)R * COLS; i++)
+        t[i] = from_bits(bf16_rne_ref(c[i])); /* t: the transpose, rotated (COLS x R) */
+    for (int threads = 1; ok && threads <= 3; threads += 2)
+        check_rotated(&tc, x, t, R, COLS, threads);
+    free(x);
+    free(a);
+    free(c);
     free(t);
     return test_summary(&tc);
 }
@@ -263,5 +397,6 @@ int main(void)
     int bad = test_worked_example();
     bad |= test_against_gemm_model();
     bad |= test_quantizer();
+    bad |= test_quantizer_mixed();
     return bad;
 }

@@ -281,10 +281,10 @@ static void packing(void)
     }
 }
 
-/* mma: the rhtsum=mma copy against the model of rht16_mma.h (integers, no fast path). narrow:
- * values 2^k (1 + f), k uniform in [0, 13], so that about half the vectors lie within the 12
- * binades where the copy takes the exact policy's vector form, with cancelling pairs; 2: vectors
- * whose every result is a tie that terms below the MMA's alignment decide. */
+/* mma: the rhtsum=mma copy against the model of rht16_mma.h (integers, no fast path).
+ * narrow = 1: values 2^k (1 + f), k uniform in [0, 13], with cancelling pairs, so that about half
+ * the vectors lie within the 12 binades where the two policies agree and the rest just beyond;
+ * narrow = 2: vectors whose every result is a tie that terms below the MMA's alignment decide. */
 static void rht(size_t rows, size_t cols, int specials, uint64_t seed, int mma, int narrow)
 {
     float *x = malloc(rows * cols * sizeof(float));

@@ -13,8 +13,7 @@
  *     binades, away from the range ends), and differ on some wide vectors.
  *  4. The quantizer: nvfp4 rht=1,rhtsum=mma columnwise equals rht=0 rowwise of the transpose
  *     rotated here with the model (codes and scales), and the scheme text round-trips; on mixed
- *     spans (where the quantizer's vector paths and the model share the work) also rotated by
- *     the GEMM model of 2. */
+ *     spans also against a rotation by the GEMM model of 2. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,11 +336,11 @@ static int test_quantizer(void)
     return test_summary(&tc);
 }
 
-/* The quantizer's rhtsum=mma copy, whose vectors within 12 binades take the exact policy's
- * vector paths (AVX-512 on a machine that has it) and the others the model, against the GEMM model
- * of sim/ on a tensor that mixes the two: spans of 0 to 20 binades, cancelling pairs, all-zero and
- * subnormal vectors, inputs that are not BF16 values (rounded to BF16 by the operand cast), and columns past the last
- * band of 16 (the portable path). */
+/* The quantizer's rhtsum=mma copy (on AVX-512 the model in vector form, else fpsim_rht16_mma,
+ * whose vectors within 12 binades take the exact policy's paths) against the GEMM model of sim/,
+ * on spans of 0 to 20 binades, cancelling pairs, all-zero and subnormal vectors, inputs that are
+ * not BF16 values (rounded to BF16 by the operand cast), and columns past the last band of 16
+ * (fpsim_rht16_mma on every machine). */
 static int test_quantizer_mixed(void)
 {
     static test_counter tc = TEST_COUNTER_INIT("nvfp4 rhtsum=mma cols on mixed spans == the GEMM model's rotation");

@@ -348,7 +348,7 @@ static inline AVX512 void rht_tile(float tt[16][16], const float *restrict x, si
         __m512d v[16];
         /* rhtsum=mma: the inputs rounded to BF16 (the matmul's operand cast; a NaN may become
          * Inf, either way its column goes to the model) and each column's largest |x| bits */
-        __m256i emx = _mm256_setzero_si256();
+        __m256i amax_bits = _mm256_setzero_si256();
 #pragma GCC unroll 16
         for (int k = 0; k < 16; k++) {
             __m256 xk = _mm256_loadu_ps(x + (i0 + (size_t)k) * cols + j0 + 8 * (size_t)h);
@@ -358,7 +358,7 @@ static inline AVX512 void rht_tile(float tt[16][16], const float *restrict x, si
                 u = _mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), odd));
                 u = _mm256_and_si256(u, _mm256_set1_epi32((int)0xFFFF0000u));
                 xk = _mm256_castsi256_ps(u);
-                emx = _mm256_max_epu32(emx, _mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF)));
+                amax_bits = _mm256_max_epu32(amax_bits, _mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF)));
             }
             v[k] = _mm512_mul_pd(_mm512_set1_pd(0.25 * rht_sign[k]), _mm512_cvtps_pd(xk));
         }
@@ -374,7 +374,7 @@ static inline AVX512 void rht_tile(float tt[16][16], const float *restrict x, si
         if (mma) {
             /* the largest |x| bits give the largest exponent field; at least 1 (a subnormal's
              * exponent, and for an all-zero column any scale will do) */
-            emx = _mm256_max_epu32(_mm256_srli_epi32(emx, 23), _mm256_set1_epi32(1));
+            const __m256i emx = _mm256_max_epu32(_mm256_srli_epi32(amax_bits, 23), _mm256_set1_epi32(1));
             const __m512i e64 = _mm512_cvtepu32_epi64(emx);
             const __m512d sin = _mm512_castsi512_pd(
                 _mm512_slli_epi64(_mm512_sub_epi64(_mm512_set1_epi64(1023 + 154), e64), 52));

@@ -14,6 +14,7 @@
 #include "fpsim_block.h"
 #include "fpsim_formats.h"
 #include "rht16_mma.h"
+#include "rht_vectors.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -320,14 +321,12 @@ static void rht(size_t rows, size_t cols, int specials, uint64_t seed, int mma, 
             if ((i / cols) % 2u && (z >> 60) % 2u) /* cancelling pairs down the column */
                 x[i] = -x[i - cols];
         }
-        /* column 3, rows 0-15: the vector of test_rht_mma's third worked example (13 binades, a
-         * tie that only its 2^-20 part breaks: the policies differ), so that a certificate wider
-         * than 12 binades fails here */
-        static const int sg[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
+        /* column 3, rows 0-15: a vector 13 binades wide on which the policies differ, so that a
+         * vector form cutting the MMA's sums wrongly by one bit fails here */
+        float tie[16];
+        rht_test_span13_tie(tie);
         for (int k = 0; k < 16; k++)
-            x[(size_t)k * cols + 3] = k < 14 ? (float)sg[k] * (k == 13 ? 145.0f : 147.0f) * 0x1p-7f
-                                      : k == 14 ? (float)sg[k] * 129.0f * 0x1p-20f
-                                                : -(float)sg[k] * 0x1p-13f;
+            x[(size_t)k * cols + 3] = tie[k];
     }
     if (specials) { /* wide exponent spans, tiny values (BF16-subnormal results), Inf, NaN */
         uint64_t rng = seed ^ 0x55;

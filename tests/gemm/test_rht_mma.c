@@ -22,6 +22,7 @@
 #include "fpsim_block.h"
 #include "fpsim_gemm.h"
 #include "rht16_mma.h"
+#include "rht_vectors.h"
 #include "test_util.h"
 
 static uint32_t bits(float f)
@@ -73,23 +74,12 @@ static uint32_t bf16_rne_ref(float f)
     return ((down >> 16) & 1u) ? up : down;
 }
 
-static const int sgn[16] = {1, 1, 1, -1, 1, -1, -1, -1, -1, -1, -1, 1, -1, 1, -1, -1};
-
 /* B (16 outputs x 16 inputs, the TN layout): B[j][i] = 0.25 s_i (-1)^popcount(i & j) */
 static void rht_matrix(float b[256])
 {
     for (int j = 0; j < 16; j++)
         for (int i = 0; i < 16; i++)
-            b[j * 16 + i] = (__builtin_popcount((unsigned)(i & j)) & 1 ? -0.25f : 0.25f) * (float)sgn[i];
-}
-
-/* The third worked example's input (below). */
-static void worked_x3(float x3[16])
-{
-    for (int i = 0; i < 14; i++)
-        x3[i] = (float)sgn[i] * (i == 13 ? 145.0f : 147.0f) * 0x1p-7f;
-    x3[14] = (float)sgn[14] * 129.0f * 0x1p-20f;
-    x3[15] = -(float)sgn[15] * 0x1p-13f;
+            b[j * 16 + i] = (__builtin_popcount((unsigned)(i & j)) & 1 ? -0.25f : 0.25f) * (float)rht_test_sign[i];
 }
 
 static int test_worked_example(void)
@@ -121,7 +111,7 @@ static int test_worked_example(void)
      * 2^5, 30 bits wide: the truncation to 24 drops 2^5, leaving the midpoint, which goes to
      * even: 0x40800000. */
     float x3[16];
-    worked_x3(x3);
+    rht_test_span13_tie(x3);
     fpsim_rht16(ye, x3);
     fpsim_rht16_mma(ym, x3);
     uint32_t u3[16];
@@ -374,7 +364,7 @@ static int test_quantizer_mixed(void)
         }
     /* column 5, rows 16-31: the third worked example's vector (the policies differ on it) */
     float x3[16];
-    worked_x3(x3);
+    rht_test_span13_tie(x3);
     for (size_t k = 0; k < 16; k++)
         x[(16 + k) * COLS + 5] = a[5 * R + 16 + k] = x3[k];
     int ok = fpsim_accum_parse(&acc, "hopper-hgmma") == FPSIM_OK &&

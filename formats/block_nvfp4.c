@@ -199,17 +199,17 @@ int fpsim_rht16_mma_is_exact(const uint32_t b[16])
 
 void fpsim_rht16_mma(float y[16], const float x[16])
 {
-    uint32_t in[16], out[16];
+    uint32_t in[16], operand[16], out[16];
     memcpy(in, x, sizeof in);
     for (int i = 0; i < 16; i++)
-        out[i] = fpsim_rht_mma_bf16_bits(in[i]); /* the matmul's operand cast */
-    if (fpsim_rht16_mma_is_exact(out)) {
+        operand[i] = fpsim_rht_mma_bf16_bits(in[i]); /* the matmul's operand cast */
+    if (fpsim_rht16_mma_is_exact(operand)) {
         float b[16];
-        memcpy(b, out, sizeof b);
+        memcpy(b, operand, sizeof b);
         fpsim_rht16(y, b); /* the same bits, by the fast paths of the exact policy */
         return;
     }
-    fpsim_rht16_mma_bits(out, in);
+    fpsim_rht16_mma_bits(out, in); /* the model, from the raw inputs as it is defined */
     memcpy(y, out, sizeof out);
 }
 

@@ -111,6 +111,7 @@ static void print_table(const fpsim_mm_run *r)
     ROW("sampling_importance_ratio", s->token[FPSIM_MM_SAMPLING_IMPORTANCE_RATIO].mean);
     ROW("kl_sample_train_v1", s->token[FPSIM_MM_KL_SAMPLE_TRAIN_V1].mean);
     ROW("kl_sample_train_v2", s->token[FPSIM_MM_KL_SAMPLE_TRAIN_V2].mean);
+    ROW("train_rollout_logprob_abs_diff", s->token[FPSIM_MM_LOGPROB_ABS_DIFF].mean);
     ROW("g-p p05", s->diff_p05);
     ROW("g-p p50", s->diff_p50);
     ROW("g-p p95", s->diff_p95);

@@ -49,6 +49,7 @@ extern "C" {
  *   kl_sample_train_v2      0.5 (g - p)^2        (k2)
  *   logprob_diff            g - p
  *   abs_prob_diff           |e^p - e^g|          (verl rollout_probs_diff)
+ *   train_rollout_logprob_abs_diff  |g - p|      (slime)
  * The signs of js follow NeMo RL's code (kl_prev_to_mixture = exp(p - m) - (p - m) - 1). */
 enum {
     FPSIM_MM_TOKEN_MULT_PROB_ERROR = 0,
@@ -60,23 +61,27 @@ enum {
     FPSIM_MM_KL_SAMPLE_TRAIN_V2,
     FPSIM_MM_LOGPROB_DIFF,
     FPSIM_MM_ABS_PROB_DIFF,
+    FPSIM_MM_LOGPROB_ABS_DIFF,
     FPSIM_MM_TOKEN_METRIC_COUNT
 };
 const char *fpsim_mm_token_metric_name(int metric);
 /* The per-token value of `metric` for one token. */
 double fpsim_mm_token_metric(int metric, double g, double p);
-/* k3(r) = exp(r) - 1 - r, evaluated as expm1(r) - r (no cancellation near 0). */
+/* k3(r) = exp(r) - 1 - r to a few ulps for every r: its Taylor series below |r| = 1/2, where
+ * expm1(r) - r would cancel, expm1(r) - r above. js_divergence_error and abs_prob_diff are
+ * likewise formed from |g - p| without cancellation; equal log-probs give exactly 0. */
 double fpsim_mm_k3(double r);
 
 /* Aggregates of a per-token quantity over the masked tokens: mean, median, p99, max (and min).
  * Quantiles by linear interpolation between order statistics (numpy / torch.quantile default:
- * position q (n - 1)). */
+ * position q (n - 1)). A NaN among the values makes every aggregate NaN (numpy's mean, quantile
+ * and max do the same), so a NaN log-prob is never hidden behind finite order statistics. */
 typedef struct fpsim_mm_agg {
     double mean, median, p99, max, min;
     size_t count;
 } fpsim_mm_agg;
 
-/* Quantile q in [0, 1] of x[0..n) (sorted copy; NaN if n == 0). */
+/* Quantile q in [0, 1] of x[0..n) (sorted copy; NaN if n == 0 or any x[i] is NaN). */
 double fpsim_mm_quantile(const double *x, size_t n, double q);
 /* mean / median / p99 / max / min of x[i] for mask[i] != 0 (mask NULL: all). */
 fpsim_status fpsim_mm_aggregate(fpsim_mm_agg *out, const double *x, const uint8_t *mask, size_t n);
@@ -87,7 +92,8 @@ fpsim_status fpsim_mm_aggregate(fpsim_mm_agg *out, const double *x, const uint8_
 typedef struct fpsim_mm_summary {
     size_t tokens, sequences;
     fpsim_mm_agg token[FPSIM_MM_TOKEN_METRIC_COUNT];   /* over tokens */
-    /* the log-prob difference g - p: quantiles p05 p50 p95 p99, max |g - p|, fraction < 0 */
+    /* the log-prob difference g - p: quantiles p05 p50 p95 p99, max |g - p|, fraction < 0,
+     * and the ratio fractions below: all NaN when a scored token's g - p is NaN */
     double diff_p05, diff_p50, diff_p95, diff_p99, diff_max_abs, diff_frac_neg;
     /* sampling ratio exp(p - g): fraction > 2 and fraction < 0.5 (tinker-cookbook) */
     double ratio_frac_gt2, ratio_frac_lt05;
@@ -103,11 +109,15 @@ fpsim_status fpsim_mm_summarize(fpsim_mm_summary *out, const double *g, const do
 
 /* Importance-sampling corrections (rl-and-recipes.md section 3; NeMo RL ClippedPGLoss):
  *   FPSIM_IS_PLAIN         w = exp(p - g), NaN/Inf -> 0, no truncation
- *   FPSIM_IS_TIS           w = min(exp(p - g), max) (clamp to [0, max]); bites where w > max
+ *   FPSIM_IS_TIS           w = exp(p - g) clamped to [min, max] (min 0: NeMo RL's min(w, max));
+ *                          bites where w is outside
  *   FPSIM_IS_ICEPOP        w = exp(p - g) if min <= w <= max, else 0; bites where outside
  *   FPSIM_IS_SEQ_MASK_TIS  a sequence whose geometric-mean ratio exp(mean_t(p - g)) is outside
  *                          [min, max] gets weight 0 on every token; kept sequences keep raw w
- *   FPSIM_IS_SEQ_RATIO     GSPO-style: every token of a sequence gets exp(sum_t (p - g)) */
+ *   FPSIM_IS_SEQ_RATIO     GSPO-style: every token of a sequence gets exp(sum_t (p - g)), 0 where
+ *                          that is NaN or Inf (a -Inf trainer log-prob zeroes the sequence).
+ *                          weight_mean is over tokens, so long sequences weigh more than in a
+ *                          mean over sequences */
 typedef enum fpsim_is_kind {
     FPSIM_IS_PLAIN = 0,
     FPSIM_IS_TIS,
@@ -126,8 +136,8 @@ typedef struct fpsim_is_result {
     double zero_fraction; /* fraction of scored tokens whose weight is 0 */
 } fpsim_is_result;
 
-/* Effective weights w (n, len) (0 where mask is 0) and the summary. lo, hi: the bounds (TIS uses
- * hi only). Reference bounds: tis hi 2; icepop [0.5, 5]; seq-mask-tis [0.999, 1.002]. w may be
+/* Effective weights w (n, len) (0 where mask is 0) and the summary. lo, hi: the bounds (plain
+ * and seq-ratio use neither). Reference bounds: tis hi 2; icepop [0.5, 5]; seq-mask-tis [0.999, 1.002]. w may be
  * NULL. */
 fpsim_status fpsim_is_weights(fpsim_is_result *out, double *w, fpsim_is_kind kind, double lo,
                               double hi, const double *g, const double *p, const uint8_t *mask,

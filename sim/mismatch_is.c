@@ -2,11 +2,15 @@
  *
  * As NVIDIA-NeMo/RL ClippedPGLoss (loss_functions.py, head 7ea279abf):
  *   token weight w = exp(p - g), NaN / +-Inf mapped to 0 (torch.nan_to_num(..., 0, 0, 0));
- *   "tis":          is_oob_ratio = 1 - mean(w <= max); w = clamp(w, max = max);
+ *   "tis":          is_oob_ratio = 1 - mean(min <= w <= max); w = clamp(w, min, max) (NeMo RL
+ *                   clamps to max only; rl-and-recipes.md section 3 clamps to [min, max] with min
+ *                   defaulting to 0, which is the same for every w >= 0);
  *   "icepop":       kept = min <= w <= max; is_oob_ratio = 1 - mean(kept); w = kept ? w : 0;
  *   "seq-mask-tis": geo = exp(mean_t nan_to_num(p - g)); kept = min <= geo <= max per sequence;
  *                   is_oob_ratio = 1 - mean over sequences(kept); w *= kept;
- *   sequence_level_importance_ratios: w = exp(sum_t (p - g)) on every token of the sequence. */
+ *   sequence_level_importance_ratios: w = nan_to_num(exp(sum_t (p - g))) on every token of the
+ *                   sequence: the sum of the raw differences, so one -Inf trainer log-prob
+ *                   zeroes the sequence's weight (it is not dropped from the sum). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -35,11 +39,12 @@ fpsim_status fpsim_is_weights(fpsim_is_result *out, double *w, fpsim_is_kind kin
     for (size_t s = 0; s < n; s++) {
         const double *gs = g + s * len, *ps = p + s * len;
         const uint8_t *ms = mask + s * len;
-        double lsum = 0.0;
+        double lsum = 0.0, raw_sum = 0.0;
         size_t cnt = 0;
         for (size_t t = 0; t < len; t++) {
             if (!ms[t]) continue;
             lsum += finite_or_zero(ps[t] - gs[t]);
+            raw_sum += ps[t] - gs[t];
             cnt++;
         }
         int seq_kept = 1;
@@ -51,7 +56,7 @@ fpsim_status fpsim_is_weights(fpsim_is_result *out, double *w, fpsim_is_kind kin
                 oob_seqs += !seq_kept;
             }
         }
-        double seq_w = finite_or_zero(exp(lsum));
+        double seq_w = finite_or_zero(exp(raw_sum));
         for (size_t t = 0; t < len; t++) {
             double wt = 0.0;
             if (ms[t]) {
@@ -59,8 +64,8 @@ fpsim_status fpsim_is_weights(fpsim_is_result *out, double *w, fpsim_is_kind kin
                 switch (kind) {
                 case FPSIM_IS_PLAIN: wt = raw; break;
                 case FPSIM_IS_TIS:
-                    oob_tokens += !(raw <= hi);
-                    wt = raw > hi ? hi : raw;
+                    oob_tokens += !(raw >= lo && raw <= hi);
+                    wt = raw > hi ? hi : (raw < lo ? lo : raw);
                     break;
                 case FPSIM_IS_ICEPOP: {
                     int kept = raw >= lo && raw <= hi;

@@ -8,7 +8,8 @@
  *                           m = log(0.5 exp(p) + 0.5 exp(g))
  *   sampling_importance_ratio = masked_mean(exp(p - g))
  * and thinking-machines-lab/tinker-cookbook rl/metrics.py: kl_sample_train_v1 = mean(g - p),
- * v2 = 0.5 mean((g - p)^2). Sums are in double in token order (deterministic). */
+ * v2 = 0.5 mean((g - p)^2); and slime's train_rollout_logprob_abs_diff = mean(|p - g|). Sums are
+ * in double in token order (deterministic). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,8 @@
 static const char *const token_metric_names[FPSIM_MM_TOKEN_METRIC_COUNT] = {
     "token_mult_prob_error", "gen_kl_error",        "policy_kl_error",
     "js_divergence_error",   "sampling_importance_ratio", "kl_sample_train_v1",
-    "kl_sample_train_v2",    "logprob_diff",        "abs_prob_diff"};
+    "kl_sample_train_v2",    "logprob_diff",        "abs_prob_diff",
+    "train_rollout_logprob_abs_diff"};
 
 const char *fpsim_mm_token_metric_name(int metric)
 {
@@ -26,14 +28,39 @@ const char *fpsim_mm_token_metric_name(int metric)
     return token_metric_names[metric];
 }
 
-double fpsim_mm_k3(double r) { return expm1(r) - r; }
-
-/* log(0.5 e^a + 0.5 e^b) without overflow or underflow: max + log(0.5 (1 + e^-|a-b|)). */
-static double log_mixture(double a, double b)
+/* k3(r) = e^r - 1 - r. Below |r| = 1/2 as its Taylor series sum_{n>=2} r^n / n!, by Horner from
+ * n = 18 (the first term left out is below 2^-60 of r^2 / 2 there): expm1(r) - r would cancel,
+ * its relative error growing as 2 eps / |r| (about 1e-8 at r = 1e-8). From |r| = 1/2 on
+ * expm1(r) - r loses at most two bits. */
+double fpsim_mm_k3(double r)
 {
-    double hi = a > b ? a : b, lo = a > b ? b : a;
-    if (isinf(hi) && hi < 0) return hi;
-    return hi + log1p(exp(lo - hi)) - M_LN2;
+    if (!(fabs(r) < 0.5)) return expm1(r) - r;
+    double factorial = 6402373705728000.0; /* 18!, below 2^53: it and every n! below are exact */
+    double s = 1.0 / factorial;
+    for (int n = 17; n >= 2; n--) {
+        factorial /= (double)(n + 1);
+        s = s * r + 1.0 / factorial;
+    }
+    return s * r * r;
+}
+
+/* JS of one token: 0.5 k3(hi - m) + 0.5 k3(lo - m), m = log(0.5 e^hi + 0.5 e^lo), from
+ * d = hi - lo >= 0 alone: hi - m = -log1p(expm1(-d) / 2) and lo - m = (hi - m) - d, so no
+ * rounded m enters the arguments (its error would cancel between the two terms only to first
+ * order). The two terms are then accurate to a few ulps through k3. */
+static double js_divergence(double g, double p)
+{
+    if (g == p) return 0.0;
+    double d = fabs(g - p);
+    double a = -log1p(0.5 * expm1(-d));
+    return 0.5 * fpsim_mm_k3(a) + 0.5 * fpsim_mm_k3(a - d);
+}
+
+/* |e^p - e^g| = e^max(p, g) (1 - e^-|p - g|): no cancellation when p and g are close. */
+static double abs_prob_diff(double g, double p)
+{
+    if (g == p) return 0.0;
+    return exp(fmax(g, p)) * -expm1(-fabs(g - p));
 }
 
 double fpsim_mm_token_metric(int metric, double g, double p)
@@ -42,15 +69,13 @@ double fpsim_mm_token_metric(int metric, double g, double p)
     case FPSIM_MM_TOKEN_MULT_PROB_ERROR: return exp(fabs(g - p));
     case FPSIM_MM_GEN_KL_ERROR: return fpsim_mm_k3(p - g);
     case FPSIM_MM_POLICY_KL_ERROR: return fpsim_mm_k3(g - p);
-    case FPSIM_MM_JS_DIVERGENCE_ERROR: {
-        double m = log_mixture(p, g);
-        return 0.5 * fpsim_mm_k3(p - m) + 0.5 * fpsim_mm_k3(g - m);
-    }
+    case FPSIM_MM_JS_DIVERGENCE_ERROR: return js_divergence(g, p);
     case FPSIM_MM_SAMPLING_IMPORTANCE_RATIO: return exp(p - g);
     case FPSIM_MM_KL_SAMPLE_TRAIN_V1: return g - p;
     case FPSIM_MM_KL_SAMPLE_TRAIN_V2: return 0.5 * (g - p) * (g - p);
     case FPSIM_MM_LOGPROB_DIFF: return g - p;
-    case FPSIM_MM_ABS_PROB_DIFF: return fabs(exp(p) - exp(g));
+    case FPSIM_MM_ABS_PROB_DIFF: return abs_prob_diff(g, p);
+    case FPSIM_MM_LOGPROB_ABS_DIFF: return fabs(g - p);
     default: return NAN;
     }
 }
@@ -75,6 +100,8 @@ static double sorted_quantile(const double *s, size_t n, double q)
 double fpsim_mm_quantile(const double *x, size_t n, double q)
 {
     if (n == 0) return NAN;
+    for (size_t i = 0; i < n; i++)
+        if (isnan(x[i])) return NAN;
     double *s = malloc(n * sizeof *s);
     if (!s) return NAN;
     memcpy(s, x, n * sizeof *s);
@@ -94,14 +121,19 @@ fpsim_status fpsim_mm_aggregate(fpsim_mm_agg *out, const double *x, const uint8_
     double *s = malloc(m * sizeof *s);
     if (!s) return fpsim_fail(FPSIM_ENOMEM, "out of memory aggregating %zu values", m);
     double sum = 0.0;
-    size_t k = 0;
+    size_t k = 0, nans = 0;
     for (size_t i = 0; i < n; i++) {
         if (mask && !mask[i]) continue;
         s[k++] = x[i];
         sum += x[i];
+        nans += isnan(x[i]) != 0;
+    }
+    out->mean = sum / (double)m;
+    if (nans) { /* NaN has no place in the order: every order statistic is NaN, as numpy's */
+        free(s);
+        return FPSIM_OK;
     }
     qsort(s, m, sizeof *s, cmp_double);
-    out->mean = sum / (double)m;
     out->median = sorted_quantile(s, m, 0.5);
     out->p99 = sorted_quantile(s, m, 0.99);
     out->min = s[0];
@@ -128,19 +160,20 @@ fpsim_status fpsim_mm_summarize(fpsim_mm_summary *out, const double *g, const do
         st = fpsim_mm_aggregate(&out->token[k], v, mask, total);
     }
     /* quantiles of g - p over scored tokens */
-    size_t m = 0, neg = 0, gt2 = 0, lt05 = 0;
+    size_t m = 0, neg = 0, gt2 = 0, lt05 = 0, nans = 0;
     double max_abs = 0.0;
     for (size_t i = 0; i < total; i++) {
         if (!mask[i]) continue;
         double d = g[i] - p[i], r = exp(p[i] - g[i]);
         v[m++] = d;
+        nans += isnan(d) != 0;
         neg += d < 0.0;
         gt2 += r > 2.0;
         lt05 += r < 0.5;
         if (fabs(d) > max_abs) max_abs = fabs(d);
     }
     out->tokens = m;
-    if (m > 0) {
+    if (m > 0 && !nans) {
         qsort(v, m, sizeof *v, cmp_double);
         out->diff_p05 = sorted_quantile(v, m, 0.05);
         out->diff_p50 = sorted_quantile(v, m, 0.50);
@@ -150,7 +183,7 @@ fpsim_status fpsim_mm_summarize(fpsim_mm_summary *out, const double *g, const do
         out->diff_frac_neg = (double)neg / (double)m;
         out->ratio_frac_gt2 = (double)gt2 / (double)m;
         out->ratio_frac_lt05 = (double)lt05 / (double)m;
-    } else {
+    } else { /* no scored token, or a NaN among them */
         out->diff_p05 = out->diff_p50 = out->diff_p95 = out->diff_p99 = NAN;
         out->diff_max_abs = out->diff_frac_neg = out->ratio_frac_gt2 = out->ratio_frac_lt05 = NAN;
     }

@@ -2,6 +2,7 @@
  * Every expected value below is written from the definition (rl-and-recipes.md section 2/3),
  * as closed forms or numbers worked out by hand, not produced by the code under test. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fpsim_mismatch.h"
@@ -14,6 +15,21 @@ static void near(double got, double want, double tol, const char *what)
     tc.checks++;
     if (!(fabs(got - want) <= tol * (1.0 + fabs(want))))
         test_fail(&tc, "%s: got %.17g want %.17g", what, got, want);
+}
+
+/* relative error at most tol (for values far below 1, where near() would pass anything) */
+static void rel(double got, double want, double tol, const char *what)
+{
+    tc.checks++;
+    if (!(fabs(got - want) <= tol * fabs(want)))
+        test_fail(&tc, "%s: got %.17g want %.17g (relative error %.3g)", what, got, want,
+                  fabs(got - want) / fabs(want));
+}
+
+static void is_nan(double got, const char *what)
+{
+    tc.checks++;
+    if (!isnan(got)) test_fail(&tc, "%s: got %.17g, want NaN", what, got);
 }
 
 int main(void)
@@ -40,8 +56,37 @@ int main(void)
         tc.checks++;
         if (v != want) test_fail(&tc, "metric %s of equal logprobs: %g", fpsim_mm_token_metric_name(k), v);
     }
-    /* k3 near 0: r^2/2 - ... (no cancellation): k3(1e-8) = 5e-17 */
-    near(fpsim_mm_k3(1e-8), 5e-17, 1e-6, "k3 small");
+    /* k3 to a few ulps for every r, near 0 above all, where e^r - 1 - r cancels. The expected
+     * values are mpmath's expm1(r) - r at 60 digits of the same double r, rounded to 20. */
+    static const struct { double r, k3; } k3_ref[] = {
+        {1e-12, 5.0000000000016664655e-25},   {-1e-12, 4.9999999999983331322e-25},
+        {1e-8, 5.0000000166666669176e-17},    {-1e-8, 4.9999999833333335842e-17},
+        {1e-4, 5.0001666708334171473e-9},     {-1e-4, 4.9998333374999171472e-9},
+        {0.3, 0.0498588075760031001},         {-0.49, 0.10262639418441606555},
+        {0.4999999, 0.14872120582800931858},  {0.5, 0.14872127070012814685},
+        {-0.5, 0.1065306597126334236},        {0.75, 0.36700001661267466855},
+        {-3.0, 2.049787068367863943},
+    };
+    for (size_t i = 0; i < sizeof k3_ref / sizeof k3_ref[0]; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "k3(%g)", k3_ref[i].r);
+        rel(fpsim_mm_k3(k3_ref[i].r), k3_ref[i].k3, 4e-16, what);
+    }
+    /* js and abs_prob_diff of close log-probs, where forming m or e^p - e^g first cancels
+     * (mpmath at 60 digits from the same doubles: log((e^p + e^g) / 2), |e^p - e^g|) */
+    static const struct { double g, p, js, apd; } close_ref[] = {
+        {-5.0, -5.0 - 1e-9, 1.2500002068509360551e-19, 6.7379475532167275173e-12},
+        {-0.25, -0.25 + 3e-7, 1.1250000000646960264e-14, 2.3364026997417868552e-7},
+        {-20.0, -19.5, 0.030929803620161371456, 1.3371141970565133972e-9},
+    };
+    for (size_t i = 0; i < sizeof close_ref / sizeof close_ref[0]; i++) {
+        double g0 = close_ref[i].g, p0 = close_ref[i].p;
+        rel(fpsim_mm_token_metric(FPSIM_MM_JS_DIVERGENCE_ERROR, g0, p0), close_ref[i].js, 1e-14, "js close");
+        rel(fpsim_mm_token_metric(FPSIM_MM_JS_DIVERGENCE_ERROR, p0, g0), close_ref[i].js, 1e-14, "js close swapped");
+        rel(fpsim_mm_token_metric(FPSIM_MM_ABS_PROB_DIFF, g0, p0), close_ref[i].apd, 1e-14, "abs prob close");
+    }
+    near(fpsim_mm_token_metric(FPSIM_MM_LOGPROB_ABS_DIFF, -1.0, -1.5), 0.5, 0, "abs logprob diff");
+    near(fpsim_mm_token_metric(FPSIM_MM_LOGPROB_ABS_DIFF, -1.5, -1.0), 0.5, 0, "abs logprob diff rev");
 
     /* quantiles: numpy linear: {1..5} median 3, p99 at position 3.96 -> 4.96 */
     double x[5] = {5, 1, 4, 2, 3};
@@ -105,5 +150,42 @@ int main(void)
     uint8_t mi[2] = {0, 1};
     fpsim_is_weights(&r, w, FPSIM_IS_PLAIN, 0, INFINITY, gi, pi, mi, 1, 2);
     near(w[1], 0.0, 0, "inf ratio -> 0");
+    /* TIS with a lower bound: clamp to [lo, hi]; e^-1 = 0.37 below 0.5 is raised and counted */
+    fpsim_is_weights(&r, w, FPSIM_IS_TIS, 0.5, 1.5, g, p, mk, 2, 3);
+    near(w[1], 0.5, 0, "tis raises to lo");
+    near(w[5], 1.5, 0, "tis lowers to hi");
+    near(w[4], 1.0, 0, "tis keeps inside");
+    near(r.oob_ratio, 0.5, 0, "tis oob both sides (e^-1 and 2)");
+    /* seq-ratio: the sum of raw differences, so a -Inf trainer log-prob (ratio 0) zeroes the
+     * sequence (NeMo RL sums before the exponential); it is not dropped from the sum, which
+     * would give e^(1 - 1 + 2) = e^2 */
+    double gs3[4] = {-1.0, -1.0, -3.0, -1.0}, ps3[4] = {0.0, -2.0, -1.0, -INFINITY};
+    uint8_t ms3[4] = {1, 1, 1, 1};
+    fpsim_is_weights(&r, w, FPSIM_IS_SEQ_RATIO, 0, INFINITY, gs3, ps3, ms3, 1, 4);
+    near(w[0] + w[1] + w[2] + w[3], 0.0, 0, "seq ratio with a -Inf log-prob");
+
+    /* A NaN log-prob: every aggregate NaN (numpy), never finite order statistics of a
+     * scrambled sort */
+    double xn[9] = {5, NAN, 1, 4, NAN, 2, 3, NAN, 0};
+    fpsim_mm_aggregate(&a, xn, NULL, 9);
+    is_nan(a.mean, "NaN mean");
+    is_nan(a.median, "NaN median");
+    is_nan(a.p99, "NaN p99");
+    is_nan(a.max, "NaN max");
+    is_nan(a.min, "NaN min");
+    is_nan(fpsim_mm_quantile(xn, 9, 0.5), "NaN quantile");
+    uint8_t mskip[9] = {1, 0, 1, 1, 0, 1, 1, 0, 1}; /* the NaNs masked out: 5 1 4 2 3 0 */
+    fpsim_mm_aggregate(&a, xn, mskip, 9);
+    near(a.max, 5.0, 0, "masked-out NaN max");
+    near(a.min, 0.0, 0, "masked-out NaN min");
+    near(a.median, 2.5, 0, "masked-out NaN median");
+    double gn[3] = {-1.0, NAN, -2.0}, pn[3] = {-1.5, -1.0, -2.0};
+    uint8_t mn[3] = {1, 1, 1};
+    fpsim_mm_summarize(&s, gn, pn, mn, 1, 3);
+    is_nan(s.token[FPSIM_MM_TOKEN_MULT_PROB_ERROR].max, "summary NaN mult max");
+    is_nan(s.diff_p50, "summary NaN diff p50");
+    is_nan(s.diff_max_abs, "summary NaN max_abs");
+    is_nan(s.diff_frac_neg, "summary NaN frac_neg");
+    is_nan(s.seq_mult_prob_error.mean, "summary NaN seq mult");
     return test_summary(&tc);
 }

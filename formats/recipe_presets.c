@@ -5,8 +5,15 @@
  *                  NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1, examples/configs/grpo_math_8B_megatron_fp8.yaml): W 128x128,
  *                  X and dY 1x128, E4M3 everywhere, FP32 scales; BF16 elsewhere.
  *   te-fp8-block   TE Float8BlockScaling defaults: the same with power-of-two scales.
- *   vllm-fp8-block vLLM / DeepGEMM block FP8 as NeMo RL's generator runs it (deep_gemm per-token
- *                  and per-block casts, FP32 scales); forward operands only matter there.
+ *   vllm-fp8-block NeMo RL's FP8 generator (vLLM with NeMo RL's patches, DeepGEMM GEMMs); forward
+ *                  operands only matter there. W: NeMo RL's refit cast cast_tensor_to_fp8_blockwise
+ *                  (nemo_rl/models/generation/vllm/quantization/fp8.py): multiplier 448/amax per
+ *                  128x128 block, 1 for amax 0 or Inf, descale its reciprocal: TE's FP32 rule
+ *                  (te-fp32) bit for bit, but where 448/amax overflows (amax < 448/FLT_MAX), which
+ *                  TE caps and NeMo RL does not. X: vLLM's per_token_group_quant_fp8 divides each
+ *                  element by sf = max(amax, 1e-10)/448; no rule here divides, and deepgemm-fp32
+ *                  (x * (1/sf), eps 1e-4) stands in for it: on Gaussian BF16 rows it gives another
+ *                  E4M3 code for about 0.08% of the elements (te-fp32: 0.03%).
  *   te-mxfp8       TE MXFP8BlockScaling: E4M3 for all tensors, 1x32, RCEIL (cvt.rp.satfinite).
  *   torchao-mxfp8  torchao MXLinear defaults: E4M3, 1x32, FLOOR (to_mx default).
  *   te-nvfp4       TE NVFP4BlockScaling: W 16x16 2D; X 1x16; dY 1x16 with stochastic rounding;
@@ -39,9 +46,9 @@ static const recipe_preset g_presets[] = {
      "hp=bf16;w=fp8-block:scale=te-pow2,tile=128x128;x=fp8-block:scale=te-pow2;g=fp8-block:scale=te-pow2",
      "TE Float8BlockScaling defaults: W 128x128, X and dY 1x128, E4M3, power-of-two scales"},
     {"vllm-fp8-block",
-     "hp=bf16;w=fp8-block:scale=deepgemm-fp32,tile=128x128;x=fp8-block:scale=deepgemm-fp32;"
+     "hp=bf16;w=fp8-block:scale=te-fp32,tile=128x128;x=fp8-block:scale=deepgemm-fp32;"
      "g=fp8-block:scale=deepgemm-fp32",
-     "vLLM/DeepGEMM block FP8 (NeMo RL generator): W 128x128, X 1x128, sf = amax/448, eps 1e-4"},
+     "NeMo RL's vLLM generator: W 128x128 as its refit cast (448/amax), X 1x128 sf = amax/448"},
     {"te-mxfp8", "hp=bf16;w=mxfp8-e4m3:rule=rceil-sat;x=mxfp8-e4m3:rule=rceil-sat;g=mxfp8-e4m3:rule=rceil-sat",
      "TE MXFP8BlockScaling: E4M3 everywhere, 1x32 blocks along K, RCEIL E8M0 scales, NaN ignored"},
     {"torchao-mxfp8", "hp=bf16;w=mxfp8-e4m3:rule=floor;x=mxfp8-e4m3:rule=floor;g=mxfp8-e4m3:rule=floor",

@@ -1,6 +1,7 @@
 /* cmd_formats.c: `fpsim formats [--json] [--policies]`: the element formats with their limits,
  * and (with --policies) the policy table: what each implementation writes for overflow, Inf and
  * NaN, per format. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,6 +96,21 @@ static void print_policies_json(void)
     printf("\n]\n");
 }
 
+/* What the spec makes of +-NaN 0x7FC00000 / 0xFFC00000: for the payload-dependent policies the
+ * table's NaN fields are a base the payload is added to, not a code. */
+static void canonical_nan_codes(const fpsim_spec *s, unsigned *pos, unsigned *neg)
+{
+    const uint32_t bits[2] = {0x7FC00000u, 0xFFC00000u};
+    float x[2];
+    memcpy(x, bits, sizeof x);
+    uint16_t c16[2] = {0, 0};
+    uint8_t c8[2] = {0, 0};
+    const int wide = fpsim_format_code_bytes((fpsim_format_id)s->format) == 2;
+    if (fpsim_convert_f32(wide ? (void *)c16 : (void *)c8, x, 2, s, 0, 0, 0, 1) != FPSIM_OK) return;
+    *pos = wide ? c16[0] : c8[0];
+    *neg = wide ? c16[1] : c8[1];
+}
+
 static void print_policies(void)
 {
     printf("\n%-14s %-12s %-5s %-13s %-13s %-13s %s\n", "policy", "format", "round", "overflow +/-", "Inf +/-",
@@ -109,8 +125,11 @@ static void print_policies(void)
             const int w = s.bits > 8 ? 4 : 2;
             snprintf(ovf, sizeof ovf, "%0*X/%0*X", w, s.ovf_pos, w, s.ovf_neg);
             snprintf(inf, sizeof inf, "%0*X/%0*X", w, s.inf_pos, w, s.inf_neg);
-            snprintf(nan, sizeof nan, "%0*X/%0*X%s", w, s.nan_pos, w, s.nan_neg,
-                     (s.flags & (FPSIM_SPEC_NAN_PAYLOAD | FPSIM_SPEC_NAN_TORCHAO)) ? "*" : "");
+            unsigned nan_pos = s.nan_pos, nan_neg = s.nan_neg;
+            const int by_payload = (s.flags & (FPSIM_SPEC_NAN_PAYLOAD | FPSIM_SPEC_NAN_TORCHAO)) != 0;
+            if (by_payload) /* the codes of the canonical quiet NaNs, by the conversion itself */
+                canonical_nan_codes(&s, &nan_pos, &nan_neg);
+            snprintf(nan, sizeof nan, "%0*X/%0*X%s", w, nan_pos, w, nan_neg, by_payload ? "*" : "");
             printf("%-14s %-12s %-5s %-13s %-13s %-13s %s\n", name, fpsim_format_get((fpsim_format_id)i)->name,
                    fpsim_round_name((fpsim_round)s.round), ovf, inf, nan,
                    fpsim_policy_source(name, (fpsim_format_id)i));

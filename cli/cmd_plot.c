@@ -57,6 +57,7 @@ static int plot_gemm_error(plot_ctx *p, const plot_results *r)
         char base[64], title[256];
         snprintf(base, sizeof base, "gemm_error_%s", r->passes.v[ps]);
         plot_output o;
+        int any_positive = 0; /* none (an fp64 control alone): no log axis to draw them on */
         if (plot_output_open(p, base, &o)) return 2;
         fprintf(o.f, "index layer");
         for (size_t k = 0; k < r->recipes.n; k++) {
@@ -68,14 +69,18 @@ static int plot_gemm_error(plot_ctx *p, const plot_results *r)
             fprintf(o.f, "%zu", l);
             plot_put_label(o.f, r->layers.v[l], NULL);
             for (size_t k = 0; k < r->recipes.n; k++) {
-                plot_put(o.f, plot_last_step_layer(&r->gemm[k], (size_t)r->local, l, ps));
-                plot_put(o.f, plot_last_step_layer(&r->gemm[k], (size_t)r->accumulated, l, ps));
+                double local = plot_last_step_layer(&r->gemm[k], (size_t)r->local, l, ps);
+                double accumulated = plot_last_step_layer(&r->gemm[k], (size_t)r->accumulated, l, ps);
+                plot_put(o.f, local);
+                plot_put(o.f, accumulated);
+                any_positive |= local > 0 || accumulated > 0;
             }
             fprintf(o.f, "\n");
         }
         snprintf(title, sizeof title, "%s GEMM output error vs layer (dashed: local, solid: accumulated)",
                  r->passes.v[ps]);
-        if (plot_output_finish(p, &o, "error_vs_layer.gp", title, "relative L2 error vs FP64 reference", "paired=1"))
+        if (plot_output_finish(p, &o, "error_vs_layer.gp", title, "relative L2 error vs FP64 reference",
+                               any_positive ? "paired=1" : "paired=1; allzero=1"))
             return 1;
     }
     return 0;
@@ -93,19 +98,23 @@ static int plot_stream_error(plot_ctx *p, const plot_results *r)
         plot_put_label(o.f, r->recipes.v[k], "forward");
     }
     fprintf(o.f, "\n");
+    int any_positive = 0;
     /* point layers: embed, 0..L-1, head; rows for the blocks and the head */
     for (size_t l = 1; l < r->players.n; l++) {
         fprintf(o.f, "%zu", l - 1);
         plot_put_label(o.f, r->players.v[l], NULL);
         for (size_t k = 0; k < r->recipes.n; k++) {
-            plot_put(o.f, plot_last_step_point(&r->stream[k], (size_t)r->grad_stream, l));
-            plot_put(o.f, plot_last_step_point(&r->stream[k], (size_t)r->block_out, l));
+            double backward = plot_last_step_point(&r->stream[k], (size_t)r->grad_stream, l);
+            double forward = plot_last_step_point(&r->stream[k], (size_t)r->block_out, l);
+            plot_put(o.f, backward);
+            plot_put(o.f, forward);
+            any_positive |= backward > 0 || forward > 0;
         }
         fprintf(o.f, "\n");
     }
     return plot_output_finish(p, &o, "error_vs_layer.gp",
                          "residual stream vs layer, accumulated (solid: block output; dashed: its gradient)",
-                         "relative L2 error vs FP64 reference", "paired=1");
+                         "relative L2 error vs FP64 reference", any_positive ? "paired=1" : "paired=1; allzero=1");
 }
 
 /* Flush or saturation rate vs layer, per recipe and role (accumulated view, last step). */

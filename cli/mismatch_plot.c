@@ -198,11 +198,16 @@ static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers
     /* scatter and sequence length: one file per configuration, dir/mismatch_{scatter,seqlen}_C.dat
      * for C = 0 .. nc - 1; the titles are the names, one word each (read_configs) */
     char titles[MAXC * 64 + 1] = "";
+    int scatter_positive = 0, seqlen_positive = 0; /* none (identical engines): no log y axis */
     for (int c = 0; c < nc; c++) {
         snprintf(path, sizeof path, "%s/mismatch_scatter_%d.dat", dir, c);
         if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "--plot: cannot write %s", path);
         for (size_t i = 0; i < pc[c].n * pc[c].len; i++)
-            if (pc[c].mask[i]) fprintf(f, "%.9g %.9g\n", exp(pc[c].g[i]), fabs(pc[c].g[i] - pc[c].p[i]));
+            if (pc[c].mask[i]) {
+                double d = fabs(pc[c].g[i] - pc[c].p[i]);
+                fprintf(f, "%.9g %.9g\n", exp(pc[c].g[i]), d);
+                scatter_positive |= d > 0;
+            }
         if ((st = close_data(f, path))) return st;
         snprintf(path, sizeof path, "%s/mismatch_seqlen_%d.dat", dir, c);
         if (!(f = fopen(path, "w"))) return fpsim_fail(FPSIM_EIO, "--plot: cannot write %s", path);
@@ -216,6 +221,7 @@ static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers
                 k++;
             }
             if (k) fprintf(f, "%zu %.9g\n", k, a / (double)k - 1.0);
+            seqlen_positive |= k && a / (double)k - 1.0 > 0;
         }
         if ((st = close_data(f, path))) return st;
         strcat(titles, c ? " " : "");
@@ -224,10 +230,12 @@ static fpsim_status write_data(const char *dir, plot_cfg *pc, int nc, int layers
     char count[32];
     snprintf(count, sizeof count, "nconfigs=%d", nc);
     const char *const per_config[2] = {"mismatch_scatter", "mismatch_seqlen"};
+    const int positive[2] = {scatter_positive, seqlen_positive};
     for (int k = 0; k < 2; k++) {
         gnuplot_vars v = {.n = 0};
         gnuplot_set(&v, "datadir", dir);
         gnuplot_set_code(&v, count);
+        gnuplot_set_code(&v, positive[k] ? "allzero=0" : "allzero=1");
         gnuplot_set(&v, "titles", titles);
         char script[64];
         snprintf(script, sizeof script, "%s.gp", per_config[k]);

@@ -24,31 +24,40 @@ fpsim_status fpsim_h5_read_attr_string(hid_t loc, const char *path, const char *
     fpsim_status st = FPSIM_OK;
     H5E_BEGIN_TRY {
         hid_t t = H5Aget_type(a);
+        hid_t space = H5Aget_space(a);
+        const char *text = NULL; /* the string read, owned by vlen or buf below */
+        char *vlen = NULL, *buf = NULL;
         if (t < 0 || H5Tget_class(t) != H5T_STRING) {
             st = fpsim_fail(FPSIM_EFORMAT, "attribute '%s' on '%s' is not a string", name, path);
+        } else if (space < 0 || H5Sget_simple_extent_npoints(space) != 1) {
+            /* read as one string, an array would overrun the buffer */
+            st = fpsim_fail(FPSIM_EFORMAT, "attribute '%s' on '%s' is not a single string", name, path);
         } else if (H5Tis_variable_str(t) > 0) {
             hid_t mt = fpsim_h5_vlen_string_type();
-            char *s = NULL;
-            if (H5Aread(a, mt, &s) < 0 || !s) {
+            if (H5Aread(a, mt, &vlen) < 0 || !vlen)
                 st = fpsim_fail(FPSIM_EFORMAT, "cannot read attribute '%s' on '%s'", name, path);
-            } else {
-                snprintf(out, cap, "%s", s);
-                H5free_memory(s);
-            }
+            text = vlen;
             H5Tclose(mt);
         } else {
+            /* size + 1 in memory, null-terminated: a stored null-padded (or space-padded) string
+             * of exactly `size` characters keeps its last one */
             size_t size = H5Tget_size(t);
-            char *buf = calloc(size + 1, 1);
+            buf = calloc(size + 2, 1);
             hid_t mt = H5Tcopy(H5T_C_S1);
-            H5Tset_size(mt, size);
+            H5Tset_size(mt, size + 1);
             if (!buf) st = fpsim_fail(FPSIM_ENOMEM, "out of memory reading attribute '%s'", name);
             else if (H5Aread(a, mt, buf) < 0)
                 st = fpsim_fail(FPSIM_EFORMAT, "cannot read attribute '%s' on '%s'", name, path);
-            else
-                snprintf(out, cap, "%s", buf);
-            free(buf);
+            text = buf;
             H5Tclose(mt);
         }
+        if (!st && strlen(text) >= cap)
+            st = fpsim_fail(FPSIM_EFORMAT, "attribute '%s' on '%s' is longer than %zu characters", name,
+                            path, cap - 1);
+        if (!st) memcpy(out, text, strlen(text) + 1);
+        if (vlen) H5free_memory(vlen);
+        free(buf);
+        if (space >= 0) H5Sclose(space);
         if (t >= 0) H5Tclose(t);
         H5Aclose(a);
     } H5E_END_TRY;

@@ -5,9 +5,11 @@
 # Data file: a header row, then one row per layer: column 1 the layer index, column 2 its name
 # (0, 1, ..., head), then one column per line, titled by the header. With paired=1 the columns
 # come in pairs (local view, accumulated view) of one recipe: same colour, local dashed.
-# Missing values are written as '?'.
+# Missing values are written as '?'. With allzero=1 (no value above 0, e.g. the fp64 control
+# alone) the axis is linear, since a log axis has nothing to show.
 if (!exists("fmt")) fmt = 'png'
 if (!exists("paired")) paired = 1
+if (!exists("allzero")) allzero = 0
 if (fmt eq 'svg') {
     set terminal svg size 960,600 dynamic enhanced font 'Sans,11'
 } else {
@@ -18,8 +20,13 @@ set datafile missing '?'
 set title plottitle noenhanced
 set xlabel 'layer (input side -> output side)'
 set ylabel ylab noenhanced
-set logscale y
-set format y '10^{%L}'
+if (allzero) {
+    set yrange [-0.1:1]
+    set label 1 'every error is exactly 0' at graph 0.5, 0.6 center
+} else {
+    set logscale y
+    set format y '10^{%L}'
+}
 set grid xtics ytics mytics
 set key outside right top noenhanced
 stats datafile using 1 nooutput

@@ -6,7 +6,7 @@
  * appears under its final name after commit, and discard leaves nothing; the provenance
  * attributes exist; fpsim_h5_read_matrix returns f32/f64/bf16 data unchanged and names the
  * problem for a missing dataset, rank 3, integer and float16 data, a non-HDF5 file, a truncated
- * file and a missing file. */
+ * file and a missing file; string attributes of other writers (null-padded, arrays, too long). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +338,63 @@ static void test_read_matrix(const char *dir)
     expect_error(other, "x", FPSIM_EIO, "absent.h5");
 }
 
+/* String attributes written by other tools: a null-padded fixed-length string keeps its last
+ * character; an array of strings (fixed or variable length) and a string too long for the
+ * buffer are errors, not overruns or truncations. */
+static void put_fixed(hid_t f, const char *name, const char *text, H5T_str_t pad, hsize_t count)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(text));
+    H5Tset_strpad(t, pad);
+    hid_t s = count ? H5Screate_simple(1, &count, NULL) : H5Screate(H5S_SCALAR);
+    char buf[64 * 8] = {0};
+    for (hsize_t i = 0; i < (count ? count : 1); i++) memcpy(buf + i * strlen(text), text, strlen(text));
+    hid_t a = H5Acreate2(f, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, t, buf);
+    H5Aclose(a);
+    H5Sclose(s);
+    H5Tclose(t);
+}
+
+static void test_string_attributes(const char *dir)
+{
+    char path[512], s[64];
+    snprintf(path, sizeof path, "%s/attrs.h5", dir);
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    put_fixed(f, "nullpad", "seed=17", H5T_STR_NULLPAD, 0);
+    put_fixed(f, "nullterm", "seed=17", H5T_STR_NULLTERM, 0);
+    put_fixed(f, "fixed_array", "abcdefgh", H5T_STR_NULLPAD, 8);
+    hid_t vt = H5Tcopy(H5T_C_S1);
+    H5Tset_size(vt, H5T_VARIABLE);
+    hsize_t n = 3;
+    hid_t vs = H5Screate_simple(1, &n, NULL);
+    const char *words[3] = {"one", "two", "three"};
+    hid_t a = H5Acreate2(f, "vlen_array", vt, vs, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, vt, words);
+    H5Aclose(a);
+    H5Sclose(vs);
+    H5Tclose(vt);
+    H5Fclose(f);
+
+    hid_t h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    TEST_CHECK(&tc, fpsim_h5_read_attr_string(h, ".", "nullpad", s, sizeof s) == FPSIM_OK && !strcmp(s, "seed=17"),
+               "null-padded string read as '%s'", s);
+    /* written as 7 bytes with no terminator: all 7 come back, as h5py reads them */
+    TEST_CHECK(&tc, fpsim_h5_read_attr_string(h, ".", "nullterm", s, sizeof s) == FPSIM_OK && !strcmp(s, "seed=17"),
+               "null-terminated string read as '%s'", s);
+    fpsim_status st = fpsim_h5_read_attr_string(h, ".", "fixed_array", s, sizeof s);
+    TEST_CHECK(&tc, st == FPSIM_EFORMAT && strstr(fpsim_last_error(), "not a single string"),
+               "fixed-length string array: status %d (%s)", (int)st, fpsim_last_error());
+    st = fpsim_h5_read_attr_string(h, ".", "vlen_array", s, sizeof s);
+    TEST_CHECK(&tc, st == FPSIM_EFORMAT && strstr(fpsim_last_error(), "not a single string"),
+               "variable-length string array: status %d (%s)", (int)st, fpsim_last_error());
+    char small[4];
+    st = fpsim_h5_read_attr_string(h, ".", "nullpad", small, sizeof small);
+    TEST_CHECK(&tc, st == FPSIM_EFORMAT && strstr(fpsim_last_error(), "longer than 3"),
+               "string longer than the buffer: status %d (%s)", (int)st, fpsim_last_error());
+    H5Fclose(h);
+}
+
 int main(void)
 {
     char dir[256];
@@ -348,6 +405,7 @@ int main(void)
     test_roundtrip(dir);
     test_discard(dir);
     test_read_matrix(dir);
+    test_string_attributes(dir);
     io_remove_dir(dir);
     return test_summary(&tc);
 }

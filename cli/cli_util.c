@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -339,4 +340,14 @@ size_t fpsim_cli_command_line(char *out, size_t cap, int argc, char **argv)
     }
     if (cap) out[n < cap ? n : cap - 1] = '\0';
     return n;
+}
+
+int fpsim_cli_refuse_input_as_output(const char *cmd, const char *out_option, const char *out,
+                                     const char *in_option, const char *in)
+{
+    struct stat so, si;
+    if (!out || !in || stat(out, &so) != 0 || stat(in, &si) != 0) return 0;
+    if (so.st_dev != si.st_dev || so.st_ino != si.st_ino) return 0;
+    fpsim_cli_error(cmd, "%s '%s' is the %s file: writing it would destroy the input", out_option, out, in_option);
+    return 2;
 }

@@ -95,6 +95,12 @@ void fpsim_cli_progress_end(fpsim_cli_progress *p);
  * at a time; the signal then takes its default action (the exit status says which signal). */
 void fpsim_cli_remove_on_signal(const char *path);
 
+/* 2, after one error line, when the output `out` names the same existing file as the input `in`
+ * (same device and inode: links and other spellings included), which writing would destroy;
+ * else 0. Either may be NULL. */
+int fpsim_cli_refuse_input_as_output(const char *cmd, const char *out_option, const char *out,
+                                     const char *in_option, const char *in);
+
 /* Write `s` as a JSON string literal (quotes and escapes included). */
 void fpsim_cli_json_string(FILE *out, const char *s);
 

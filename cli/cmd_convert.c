@@ -463,6 +463,11 @@ int cmd_convert(int argc, char **argv)
     }
 
     /* ---- output ---- */
+    if (fpsim_cli_refuse_input_as_output(CMD, "--out", out_path, "--in", in_path)) {
+        if (in.f != stdin)
+            fclose(in.f);
+        return 2;
+    }
     FILE *out = stdout;
     char tmp[4096] = "";
     const int out_npy = out_path && fpsim_file_name_has_ext(out_path, ".npy");

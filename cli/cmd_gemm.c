@@ -257,6 +257,9 @@ int cmd_gemm(int argc, char **argv)
         return FPSIM_EXIT_USAGE;
     }
 #endif
+    if (fpsim_cli_refuse_input_as_output(CMD, "--out", out, "--a", path_a) ||
+        fpsim_cli_refuse_input_as_output(CMD, "--out", out, "--b", path_b))
+        return FPSIM_EXIT_USAGE;
     st = fpsim_file_check_writable(out);
     if (st) return fpsim_cli_fail_input(CMD, st);
 

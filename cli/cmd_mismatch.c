@@ -365,6 +365,12 @@ int cmd_mismatch(int argc, char **argv)
         cfg.mask = mask;
     }
     if (out) {
+        if (fpsim_cli_refuse_input_as_output(CMD, "--out", out, "--from", from) ||
+            fpsim_cli_refuse_input_as_output(CMD, "--out", out, "--tokens", tokens)) {
+            free(tok);
+            free(mask);
+            return 2;
+        }
         if ((st = fpsim_file_check_writable(out))) {
             free(tok);
             free(mask);

@@ -517,6 +517,7 @@ int cmd_quantize(int argc, char **argv)
         return FPSIM_EXIT_USAGE;
     }
     if ((st = check_device(a.device))) return fpsim_cli_fail_input(CMD, st);
+    if (fpsim_cli_refuse_input_as_output(CMD, "--out", a.out, "--in", a.src.path)) return FPSIM_EXIT_USAGE;
     if ((st = fpsim_file_check_writable(a.out))) return fpsim_cli_fail_input(CMD, st);
 
     fpsim_tensor2d x;

@@ -308,6 +308,7 @@ int cmd_replay(int argc, char **argv)
     openblas_set_num_threads(cfg.threads);
 
     /* Unwritable output: found before the run, not after it. */
+    if (fpsim_cli_refuse_input_as_output(CMD, "--out", out, "--from", from)) return 2;
     fpsim_status st = fpsim_file_check_writable(out);
     if (st) return fpsim_cli_fail_input(CMD, st);
     if (!no_plots && plot_check_outdir(CMD, "--plots", plots, 0)) return 2;

@@ -94,6 +94,7 @@ static double sorted_quantile(const double *s, size_t n, double q)
     size_t i = (size_t)floor(pos);
     if (i + 1 >= n) return s[n - 1];
     double f = pos - (double)i;
+    if (s[i] == s[i + 1]) return s[i]; /* equal neighbours, Inf included (Inf - Inf is NaN) */
     return s[i] + f * (s[i + 1] - s[i]);
 }
 

@@ -93,6 +93,11 @@ int main(void)
     near(fpsim_mm_quantile(x, 5, 0.5), 3.0, 0, "median");
     near(fpsim_mm_quantile(x, 5, 0.99), 4.96, 1e-15, "p99");
     near(fpsim_mm_quantile(x, 5, 0.25), 2.0, 0, "p25");
+    /* between two infinite neighbours: Inf, not Inf - Inf = NaN (a near-zero temperature makes
+     * exp|g - p| overflow) */
+    double xi[4] = {1, INFINITY, INFINITY, INFINITY};
+    tc.checks++;
+    if (!(fpsim_mm_quantile(xi, 4, 0.5) == INFINITY)) test_fail(&tc, "median of 1, Inf, Inf, Inf: %g", fpsim_mm_quantile(xi, 4, 0.5));
     fpsim_mm_agg a;
     uint8_t m5[5] = {1, 0, 1, 0, 1}; /* 5, 4, 3 */
     fpsim_mm_aggregate(&a, x, m5, 5);

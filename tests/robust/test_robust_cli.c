@@ -403,6 +403,16 @@ static void convert_verify_mismatch_regressions(void)
                      (const char *const[]){"mismatch", "--generator", "bf16", "--trainer", "bf16", "--from",
                                            "cap_schemastr.h5", NULL},
                      "'schema_version' has the wrong type", NULL);
+    /* --out naming the input: the capture was replaced by the results file, exit 0 */
+    TEST_CHECK(&tc, write_capture("cap_ok.h5", 0, 1) == 0, "%s", "cannot write the capture");
+    expect_bad_input("replay --out the --from capture",
+                     (const char *const[]){"replay", "-q", "--no-plots", "--from", "cap_ok.h5", "--out", "cap_ok.h5",
+                                           NULL},
+                     "would destroy the input", NULL);
+    expect_bad_input("mismatch --out the --from capture",
+                     (const char *const[]){"mismatch", "-q", "--generator", "bf16", "--trainer", "bf16", "--from",
+                                           "cap_ok.h5", "--out", "./cap_ok.h5", NULL},
+                     "would destroy the input", NULL);
 }
 
 /* ---- replay and plot: helpers of replay_plot_regressions() ---- */
@@ -572,6 +582,18 @@ static void replay_plot_regressions(void)
                "plot of a good file: exit %d: %s", rc, err);
     io_remove_dir(plotout);
 
+    /* The fp64 control alone: every error exactly 0, which a log axis cannot show; gnuplot
+     * failed with "all points y value undefined" and the replay exited 1 with no plots. */
+    char zeroplots[1200];
+    scratch_path(zeroplots, sizeof zeroplots, "zeroplots");
+    rc = run_fpsim((const char *const[]){"replay", "--quiet", "--steps", "1", "--pretrain", "0", "--model", model,
+                                         "--recipe", "fp64", "--out", "zero.h5", "--plots", "zeroplots", NULL},
+                   err, sizeof err);
+    TEST_CHECK(&tc, rc == 0 && io_dir_entries(zeroplots, "gemm_error_fprop.png") == 1 &&
+                        io_dir_entries(zeroplots, "stream_error.png") == 1,
+               "replay --recipe fp64 with plots: exit %d: %s", rc, err);
+    io_remove_dir(zeroplots);
+
     /* Damaged files: one line, exit 2, no output directory (everything is checked first). */
     static const struct {
         results_damage damage;
@@ -664,6 +686,19 @@ static void quantize_gemm_option_regressions(void)
                      (const char *const[]){"mismatch", "-q", "--generator", "bf16", "--trainer", "bf16", "--out",
                                            "m.txt", NULL},
                      "must end in .h5 or .hdf5", "m.txt");
+    /* --out naming the input (here or through another spelling): the input was overwritten */
+    expect_bad_input("quantize, --out the --in file",
+                     (const char *const[]){"quantize", "-q", "--scheme", "nvfp4", "--in", "small.npy", "--out",
+                                           "./small.npy", NULL},
+                     "would destroy the input", NULL);
+    expect_bad_input("convert, --out the --in file",
+                     (const char *const[]){"convert", "--to", "e4m3", "--in", "small.npy", "--out", "small.npy", NULL},
+                     "would destroy the input", NULL);
+    expect_bad_input("gemm, --out the --b file",
+                     (const char *const[]){"gemm", "-q", "--a", "small.npy", "--b", "small.npy", "--accum", "fp32",
+                                           "--out", "small.npy", NULL},
+                     "would destroy the input", NULL);
+    TEST_CHECK(&tc, file_starts_with_npy_magic("small.npy"), "%s", "small.npy damaged by --out small.npy");
     /* A file's kind follows its name without regard to case: quantize refused --out Q.NPY, and
      * convert wrote raw bytes to it. Both write .npy now. */
     char upper[4096];

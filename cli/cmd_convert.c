@@ -264,6 +264,8 @@ static int refuse_encode_options(const char *round, const char *seed, const char
 static fpsim_status check_raw_size(const input_stream *s, size_t in_size, const char *elem)
 {
     const long long bytes = input_bytes_left(s);
+    if (bytes == 0) /* an empty file is a mistake (a failed export, a wrong name), not an empty array */
+        return fpsim_fail(FPSIM_EDATA, "%s is empty (not one %s); nothing written", s->name, elem);
     if (bytes >= 0 && (unsigned long long)bytes % in_size)
         return fpsim_fail(FPSIM_EDATA, "%s has %llu bytes, not a multiple of %zu (the size of one %s); nothing written",
                           s->name, (unsigned long long)bytes, in_size, elem);

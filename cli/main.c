@@ -1,8 +1,10 @@
 /* main.c: `fpsim <command> [options]`, dispatching to one file per command. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cli_util.h"
 #include "commands.h"
 
 struct command {
@@ -47,6 +49,14 @@ int main(int argc, char **argv)
      * as one line and cleans up after (its temporary file removed), instead of SIGXFSZ killing the
      * process with the temporary file left behind. */
     signal(SIGXFSZ, SIG_IGN);
+    /* FPSIM_THREADS sets every default thread count; a value the library cannot use would be
+     * dropped there in silence (all cores instead), so it is refused here. */
+    const char *threads = getenv("FPSIM_THREADS");
+    long n;
+    if (threads && *threads && fpsim_cli_parse_int(threads, "FPSIM_THREADS", 1, 1024, &n)) {
+        fprintf(stderr, "fpsim: %s\n", fpsim_last_error());
+        return 2;
+    }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);

@@ -686,6 +686,14 @@ static void quantize_gemm_option_regressions(void)
                      (const char *const[]){"mismatch", "-q", "--generator", "bf16", "--trainer", "bf16", "--out",
                                            "m.txt", NULL},
                      "must end in .h5 or .hdf5", "m.txt");
+    /* A bad FPSIM_THREADS was dropped in silence (all cores instead) */
+    expect_bad_input_shell("FPSIM_THREADS=abc", "FPSIM_THREADS=abc", "formats", "FPSIM_THREADS");
+    expect_bad_input_shell("FPSIM_THREADS=0", "FPSIM_THREADS=0", "formats", "out of range");
+    /* An empty raw input wrote an empty .npy and exit 0 */
+    TEST_CHECK(&tc, write_text("empty.raw", "", 0) == 0, "%s", "cannot write empty.raw");
+    expect_bad_input("convert, an empty raw file",
+                     (const char *const[]){"convert", "--to", "e4m3", "--in", "empty.raw", "--out", "from_empty.npy", NULL},
+                     "is empty", "from_empty.npy");
     /* --out naming the input (here or through another spelling): the input was overwritten */
     expect_bad_input("quantize, --out the --in file",
                      (const char *const[]){"quantize", "-q", "--scheme", "nvfp4", "--in", "small.npy", "--out",

@@ -13,9 +13,7 @@
 #ifndef FPSIM_VERSION
 #define FPSIM_VERSION "unknown"
 #endif
-#ifndef FPSIM_GIT_COMMIT
-#define FPSIM_GIT_COMMIT "unknown"
-#endif
+#include "fpsim_git_commit.h" /* FPSIM_GIT_COMMIT, written at build time (scripts/git_commit.cmake) */
 
 /* HDF5 1.10.8 keeps a file-driver object alive when H5Fopen fails on a damaged file; at exit
  * its atexit handler (H5close) then prints "HDF5: infinite loop closing library" and a line of

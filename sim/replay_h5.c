@@ -292,7 +292,12 @@ fpsim_status fpsim_replay_write_h5(const fpsim_replay *r, const char *path, cons
     if (!st) st = fpsim_h5_attr_int64(f.id, "steps", steps);
     if (!st) st = fpsim_h5_attr_int64(f.id, "steps_requested", cfg->steps);
     if (!st) st = fpsim_h5_attr_string(f.id, "reference", "fp64");
-    if (!st) st = fpsim_h5_attr_string(f.id, "gemm_accumulation", "fp32 (BLAS sgemm on dequantized operands)");
+    int any_accum = 0; /* a recipe with its own accumulation model (replay --accum, recipe@accum=) */
+    for (int i = 0; i < r->nrecipes; i++) any_accum |= r->results[i].plan.accum_set;
+    if (!st)
+        st = fpsim_h5_attr_string(f.id, "gemm_accumulation",
+                                  any_accum ? "per recipe: each recipe group's accum and accum_routes"
+                                            : "fp32 (BLAS sgemm on dequantized operands)");
     if (!st) st = fpsim_h5_attr_int64(f.id, "local_view", cfg->local_view);
     if (!st) st = fpsim_h5_attr_double(f.id, "adamw_lr", cfg->opt.lr);
     if (!st) st = fpsim_h5_attr_double(f.id, "adamw_beta1", cfg->opt.beta1);

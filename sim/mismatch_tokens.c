@@ -3,7 +3,8 @@
  * Text, one sequence per line: integer token ids separated by spaces; an optional '|' between
  * the prompt and the response (tokens after it are scored; without '|' every token but the
  * first is scored). Blank lines and lines starting with '#' are skipped. Shorter lines are
- * padded with PAD (not scored). A file in which no token is scored is an error: every metric
+ * padded with PAD (not scored). The prompt before '|' needs a token: the first token of a line
+ * has no prediction to score. A file in which no token is scored is an error: every metric
  * would be a mean over nothing.
  *
  * Messages name the file and line and quote only the offending token; the caller (the CLI)
@@ -129,6 +130,9 @@ static fpsim_status parse_line(token_lists *t, const char *path, size_t lineno, 
         if (*p == '|') {
             if (bar)
                 return fpsim_fail(FPSIM_EFORMAT, "%s line %zu has two '|'", path, lineno);
+            if (here == 0) /* the first token has no prediction: it could not be scored */
+                return fpsim_fail(FPSIM_EFORMAT, "%s line %zu has an empty prompt: '|' needs at least one token before it",
+                                  path, lineno);
             bar = 1;
             p++;
             for (size_t k = t->starts[t->lines]; k < t->count; k++)

@@ -203,6 +203,14 @@ int main(void)
     st = fpsim_mm_tokens_read(path, 16, &tk, &mk, &n, &len);
     tc.checks++;
     if (st != FPSIM_EDATA) test_fail(&tc, "token outside the vocabulary not reported");
+    /* an empty prompt: its first response token has no prediction, and was dropped unscored */
+    f = fopen(path, "w");
+    fprintf(f, "1 2 3\n| 1 2\n");
+    fclose(f);
+    st = fpsim_mm_tokens_read(path, 16, &tk, &mk, &n, &len);
+    tc.checks++;
+    if (st != FPSIM_EFORMAT || !strstr(fpsim_last_error(), "line 2 has an empty prompt"))
+        test_fail(&tc, "empty prompt not reported: %s", fpsim_last_error());
     remove(path);
     return test_summary(&tc);
 }

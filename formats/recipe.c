@@ -173,7 +173,16 @@ static fpsim_status parse_text(fpsim_recipe *out, const char *text, int depth)
             else if ((st = preset_index(p, &i)) == FPSIM_OK)
                 st = parse_text(&r, fpsim_recipe_preset_text(i), depth + 1);
         } else {
-            st = apply_clause(&r, p);
+            /* A key given twice in one text would be last-wins in silence (a base preset's keys
+             * are meant to be overridden, and are not counted here). */
+            const char *eq = strchr(p, '=');
+            const size_t klen = eq ? (size_t)(eq - p) : strlen(p);
+            /* earlier clauses, read from `text` (apply_clause cuts buf's at their '=') */
+            for (const char *q = text; q < text + (p - buf) && !st; q = strchr(q, ';') + 1)
+                if (strncmp(q, p, klen) == 0 && q[klen] == '=')
+                    st = fpsim_fail(FPSIM_EINVAL, "recipe '%s': key '%.*s' is given twice", text, (int)klen, p);
+            if (!st)
+                st = apply_clause(&r, p);
         }
         first = 0;
         p = semi ? semi + 1 : NULL;

@@ -103,14 +103,20 @@ fpsim_status fpsim_engine_config_parse(fpsim_engine_config *c, const char *text)
     if (comma) *comma = 0;
     snprintf(c->recipe, sizeof c->recipe, "%s", buf);
     char *p = comma ? comma + 1 : NULL;
-    while (p && *p) {
+    const char *seen[16]; /* the keys so far: one given twice would be last-wins in silence */
+    int nseen = 0;
+    while (p) {
         char *next = strchr(p, ',');
         if (next) *next = 0;
+        if (!*p) return fpsim_fail(FPSIM_EINVAL, "engine '%s': empty clause", text);
         char *eq = strchr(p, '=');
         if (!eq) return fpsim_fail(FPSIM_EINVAL, "engine: '%s' is not key=value", p);
         *eq = 0;
+        for (int i = 0; i < nseen; i++)
+            if (!strcmp(seen[i], p)) return fpsim_fail(FPSIM_EINVAL, "engine '%s': key '%s' is given twice", text, p);
         fpsim_status st = config_key(c, p, eq + 1);
         if (st) return st;
+        if (nseen < (int)(sizeof seen / sizeof seen[0])) seen[nseen++] = p; /* valid keys: 6 */
         p = next ? next + 1 : NULL;
     }
     return FPSIM_OK;

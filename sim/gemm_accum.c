@@ -51,17 +51,21 @@ fpsim_status fpsim_accum_parse(fpsim_accum *out, const char *name)
     if (len == 0 || len >= sizeof base)
         return fpsim_fail(FPSIM_ENAME, "unknown accumulation model '%s'; valid: %s", name, fpsim_accum_names());
     memcpy(base, name, len + 1);
-    int has_fold = 0;
+    int has_fold = 0, has_splitk = 0;
     a.splitk = 1;
     char *comma = strchr(base, ',');
     if (comma) *comma = '\0';
     for (char *opt = comma ? comma + 1 : NULL; opt;) {
         char *next = strchr(opt, ',');
         if (next) *next++ = '\0';
+        if ((!strncmp(opt, "fold=", 5) && has_fold) || (!strncmp(opt, "splitk=", 7) && has_splitk))
+            return fpsim_fail(FPSIM_EINVAL, "accumulation model '%s': '%.*s' is given twice", name,
+                              (int)(strchr(opt, '=') - opt), opt);
         if (!strncmp(opt, "fold=", 5) && fpsim_fold_find(opt + 5) >= 0) {
             a.fold = (fpsim_fold)fpsim_fold_find(opt + 5);
             has_fold = 1;
         } else if (!strncmp(opt, "splitk=", 7)) {
+            has_splitk = 1;
             char *end = NULL;
             long n = strtol(opt + 7, &end, 10);
             if (end == opt + 7 || *end || n < 1 || n > 1024)

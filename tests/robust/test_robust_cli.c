@@ -689,6 +689,18 @@ static void quantize_gemm_option_regressions(void)
     /* A bad FPSIM_THREADS was dropped in silence (all cores instead) */
     expect_bad_input_shell("FPSIM_THREADS=abc", "FPSIM_THREADS=abc", "formats", "FPSIM_THREADS");
     expect_bad_input_shell("FPSIM_THREADS=0", "FPSIM_THREADS=0", "formats", "out of range");
+    /* A key given twice was last-wins in silence in recipe, engine and accumulation texts (scheme
+     * texts and model specs already refused it) */
+    expect_bad_input("recipes, a key twice",
+                     (const char *const[]){"recipes", "te-nvfp4;first_hp=1;first_hp=2", NULL}, "given twice", NULL);
+    expect_bad_input("mismatch, an engine key twice",
+                     (const char *const[]){"mismatch", "-q", "--generator", "bf16,kv=fp8,kv=hp", "--trainer", "bf16",
+                                           "--out", "twice.h5", NULL},
+                     "given twice", "twice.h5");
+    expect_bad_input("gemm, an accumulation option twice",
+                     (const char *const[]){"gemm", "-q", "--a", "small.npy", "--b", "small.npy", "--accum",
+                                           "hopper-qgmma,splitk=2,splitk=4", "--out", "twice.npy", NULL},
+                     "given twice", "twice.npy");
     /* An empty raw input wrote an empty .npy and exit 0 */
     TEST_CHECK(&tc, write_text("empty.raw", "", 0) == 0, "%s", "cannot write empty.raw");
     expect_bad_input("convert, an empty raw file",

@@ -37,7 +37,12 @@ int fpsim_cli_exit_code(fpsim_status status)
 static void print_status(const char *cmd, fpsim_status status)
 {
     const char *msg = fpsim_last_error();
-    fpsim_cli_error(cmd, "%s", (msg && *msg) ? msg : fpsim_strerror(status));
+    if (!msg || !*msg) msg = fpsim_strerror(status);
+    /* library messages of the command's own module start with its name ("gemm: ..."), which the
+     * prefix "fpsim gemm: " already says */
+    const size_t n = strlen(cmd);
+    if (!strncmp(msg, cmd, n) && msg[n] == ':' && msg[n + 1] == ' ') msg += n + 2;
+    fpsim_cli_error(cmd, "%s", msg);
 }
 
 int fpsim_cli_fail(const char *cmd, fpsim_status status)

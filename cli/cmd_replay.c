@@ -189,6 +189,7 @@ int cmd_replay(int argc, char **argv)
     const char *recipes[FPSIM_REPLAY_MAX_RECIPES];
     const char *accum = NULL, *from = NULL;
     int steps_given = 0, pretrain_given = 0;
+    const char *bv_option = NULL, *plot_option = NULL; /* given: refused where they have no effect */
     static fpsim_capture capture; /* --from: lives as long as the replay reads its batch */
     static char accum_recipes[FPSIM_REPLAY_MAX_RECIPES][FPSIM_SCHEME_TEXT_MAX];
     for (int i = 1; i < argc; i++) {
@@ -235,9 +236,11 @@ int cmd_replay(int argc, char **argv)
             if (fpsim_cli_parse_threads(v, &cfg.threads)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--bv-seeds", &v))) {
             if (k < 0) return 2;
+            bv_option = "--bv-seeds";
             if (fpsim_cli_parse_int(v, "--bv-seeds", 2, 4096, &bv_seeds)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--bv-tokens", &v))) {
             if (k < 0) return 2;
+            bv_option = "--bv-tokens";
             if (fpsim_cli_parse_size(v, "--bv-tokens", &bv_tokens)) return fpsim_cli_fail(CMD, FPSIM_EINVAL);
             if (bv_tokens < 64 || bv_tokens > 65536) {
                 fpsim_cli_error(CMD, "--bv-tokens must be between 64 and 65536 (got %llu)",
@@ -247,6 +250,7 @@ int cmd_replay(int argc, char **argv)
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--plots", &v))) {
             if (k < 0) return 2;
             plots = v;
+            plot_option = "--plots";
         } else if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--format", &v))) {
             if (k < 0) return 2;
             if (strcmp(v, "png") && strcmp(v, "svg")) {
@@ -254,6 +258,7 @@ int cmd_replay(int argc, char **argv)
                 return 2;
             }
             format = v;
+            plot_option = "--format";
         } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
             quiet = 1;
         } else if (!strcmp(argv[i], "--bias-variance")) {
@@ -267,6 +272,14 @@ int cmd_replay(int argc, char **argv)
         }
     }
     fpsim_cli_set_quiet(quiet);
+    if (bv_option && !bias_variance) {
+        fpsim_cli_error(CMD, "%s has no effect without --bias-variance", bv_option);
+        return 2;
+    }
+    if (plot_option && no_plots) {
+        fpsim_cli_error(CMD, "%s has no effect with --no-plots", plot_option);
+        return 2;
+    }
     if (!fpsim_file_name_is_hdf5(out)) {
         fpsim_cli_error(CMD, "--out '%s': the name must end in .h5 or .hdf5 (the results file is HDF5)", out);
         return 2;

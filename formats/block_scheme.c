@@ -361,6 +361,13 @@ fpsim_status fpsim_scheme_parse(fpsim_scheme *out, const char *text)
                 return fpsim_fail(FPSIM_EINVAL, "scheme '%s': trailing ','", text);
         }
     }
+    /* Keys that would change nothing are refused, as the CLI refuses options without effect (the
+     * canonical text, which names every key at its default, parses back) */
+    if (s.kind == FPSIM_KIND_NVFP4 && !s.rht && s.rhtsum != FPSIM_RHT_EXACT)
+        return fpsim_fail(FPSIM_EINVAL, "scheme '%s': rhtsum has no effect without rht=1", text);
+    if (s.kind == FPSIM_KIND_FP8_TENSOR && s.mode != FPSIM_TENSOR_DELAYED &&
+        (s.margin != 0 || s.history != 1024 || s.algo != 0))
+        return fpsim_fail(FPSIM_EINVAL, "scheme '%s': margin, history and algo apply to mode=delayed only", text);
     if (s.rht && s.kind == FPSIM_KIND_NVFP4 && s.tile_rows != 1)
         return fpsim_fail(FPSIM_EINVAL,
                           "scheme '%s': rht=1 needs tile=1x16 (TE applies RHT to 1D columnwise copies only)",

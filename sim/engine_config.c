@@ -119,6 +119,8 @@ fpsim_status fpsim_engine_config_parse(fpsim_engine_config *c, const char *text)
         if (nseen < (int)(sizeof seen / sizeof seen[0])) seen[nseen++] = p; /* valid keys: 6 */
         p = next ? next + 1 : NULL;
     }
+    if (c->kv_stale && c->kv != FPSIM_KV_FP8)
+        return fpsim_fail(FPSIM_EINVAL, "engine '%s': kv_scales=stale has no effect without kv=fp8", text);
     return FPSIM_OK;
 }
 

@@ -152,6 +152,8 @@ static fpsim_status gemm_run(float *C, const float *A, const float *B, size_t M,
     if (acc->splitk > 1 && acc->kind == FPSIM_ACCUM_FP32_BLAS)
         return fpsim_fail(FPSIM_EINVAL, "gemm: splitk does not apply to the BLAS model; use fp32:seq,splitk=%d",
                           acc->splitk);
+    if (acc->splitk > 1 && acc->kind == FPSIM_ACCUM_FP64) /* the reference: one exact-order sum */
+        return fpsim_fail(FPSIM_EINVAL, "gemm: splitk does not apply to the fp64 reference");
     if (sa) {
         if (!sa->data || !sb->data || (sa->rows_per_block != 1 && sa->rows_per_block != 128) ||
             (sb->rows_per_block != 1 && sb->rows_per_block != 128))

@@ -66,7 +66,10 @@ static void scheme_roundtrips(void)
         {"nvfp4:bogus=1", FPSIM_ENAME, "chain"},
         {"nvfp4:rht=1,tile=16x16", FPSIM_EINVAL, "1x16"},
         {"fp8-block:eps=-1", FPSIM_EINVAL, "eps"},
-        {"fp8-tensor:history=0", FPSIM_EINVAL, "history"},
+        {"fp8-tensor:mode=delayed,history=0", FPSIM_EINVAL, "history"},
+        {"fp8-tensor:history=5", FPSIM_EINVAL, "mode=delayed only"}, /* no effect in current mode */
+        {"fp8-tensor:mode=torchao,margin=1", FPSIM_EINVAL, "mode=delayed only"},
+        {"nvfp4:rhtsum=mma", FPSIM_EINVAL, "without rht=1"},
         {"nvfp4:", FPSIM_EINVAL, "nothing"},
         {"nvfp4:sr", FPSIM_EINVAL, "key=value"},
         {"", FPSIM_EINVAL, "empty"},

@@ -47,7 +47,8 @@ static void usage(FILE *out)
             "  --size RxC     tensor shape (default 4096x4096)\n"
             "  --reps N       timed runs per figure, best taken (default 5)\n"
             "  --case TEXT    only this scheme text (repeatable), e.g. --case nvfp4:sr=1,rht=1\n"
-            "  --device gpu   the GPU version (cli/bench_quantize_gpu.c)\n");
+            "  --device gpu   the GPU version (cli/bench_quantize_gpu.c)\n"
+            "  --quiet, -q    no progress notes on stderr\n");
 }
 
 /* One benchmark case: a scheme text and the axis it is quantized along (RHT applies to

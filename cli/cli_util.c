@@ -72,15 +72,19 @@ int fpsim_cli_take_value(const char *cmd, int argc, char **argv, int *i, const c
     if (strncmp(arg, name, len) != 0) return 0;
     if (arg[len] == '=') {
         *value = arg + len + 1;
-        return 1;
+    } else {
+        if (arg[len] != '\0') return 0;
+        if (*i + 1 >= argc) {
+            fpsim_cli_error(cmd, "option %s needs a value", name);
+            return -1;
+        }
+        *i += 1;
+        *value = argv[*i];
     }
-    if (arg[len] != '\0') return 0;
-    if (*i + 1 >= argc) {
-        fpsim_cli_error(cmd, "option %s needs a value", name);
+    if (!**value) { /* `--only ''` matched everything; no option takes an empty value */
+        fpsim_cli_error(cmd, "option %s needs a value (it is empty)", name);
         return -1;
     }
-    *i += 1;
-    *value = argv[*i];
     return 1;
 }
 

@@ -47,7 +47,8 @@ int fpsim_cli_wants_help(int argc, char **argv);
 
 /* Option values, accepting both "--name VALUE" and "--name=VALUE".
  * Returns 1 and sets *value if argv[*i] is option `name` (advancing *i past a separate VALUE);
- * 0 if argv[*i] is not `name`; -1 after printing "fpsim CMD: option --name needs a value". */
+ * 0 if argv[*i] is not `name`; -1 after printing "fpsim CMD: option --name needs a value" (also
+ * for an empty value: no option takes one). */
 int fpsim_cli_take_value(const char *cmd, int argc, char **argv, int *i, const char *name,
                          const char **value);
 

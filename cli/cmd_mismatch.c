@@ -21,7 +21,7 @@ static const char *const CMD = "mismatch";
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: fpsim mismatch --generator G --trainer T [--tokens FILE | --sample N]\n"
+            "usage: fpsim mismatch --generator G --trainer T [--tokens FILE | --sample N | --from CAP]\n"
             "                      [--steps S] [--out m.h5] [--seed S] [--quiet] [--suite]\n"
             "                      [--model SPEC] [--pretrain N] [--temperature X] [--top-p X]\n"
             "                      [--no-attribution] [--threads T] [--plot m.h5 [--plots DIR]]\n\n"

@@ -52,7 +52,7 @@ static void usage(FILE *out)
             "                      the bits do not depend on T\n"
             "  --device cpu|gpu    where to quantize (default cpu)\n"
             "  --gzip L            HDF5 gzip level 0-9 (default 0: uncompressed; not for .npy)\n"
-            "  --quiet             no statistics summary on stderr\n");
+            "  --quiet, -q         no statistics summary on stderr\n");
 }
 
 struct quantize_args {

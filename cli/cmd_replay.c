@@ -63,7 +63,7 @@ static void usage(FILE *out)
             "  --bias-variance  also sweep a summed weight gradient over N = 64..65536 tokens under\n"
             "                   RNE and stochastic rounding (E4M3, NVFP4, NVFP4+RHT)\n"
             "  --bv-seeds K     SR seeds per case in the sweep (default 8)\n"
-            "  --bv-tokens N    largest N of the sweep (default 65536)\n"
+            "  --bv-tokens N    largest N of the sweep, 64..65536 (default 65536)\n"
             "  --pretrain N     FP32 training steps on the task before step 0 (default %d), so that\n"
             "                   the replay starts from a trained state rather than random init\n"
             "  --no-local       skip the local view (halves the recipe GEMM work)\n"

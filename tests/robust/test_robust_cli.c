@@ -686,6 +686,8 @@ static void quantize_gemm_option_regressions(void)
                      (const char *const[]){"mismatch", "-q", "--generator", "bf16", "--trainer", "bf16", "--out",
                                            "m.txt", NULL},
                      "must end in .h5 or .hdf5", "m.txt");
+    /* An empty option value: verify --only '' matched every case */
+    expect_bad_input("verify --only ''", (const char *const[]){"verify", "--only", "", NULL}, "it is empty", NULL);
     /* A bad FPSIM_THREADS was dropped in silence (all cores instead) */
     expect_bad_input_shell("FPSIM_THREADS=abc", "FPSIM_THREADS=abc", "formats", "FPSIM_THREADS");
     expect_bad_input_shell("FPSIM_THREADS=0", "FPSIM_THREADS=0", "formats", "out of range");

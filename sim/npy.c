@@ -60,8 +60,42 @@ static const char *find_key(const char *text, const char *key)
     return skip_space(p + 1);
 }
 
+/* How often 'key' (quotes of either kind) appears in the dict text. */
+static int count_key(const char *text, const char *key)
+{
+    char pat[2][32];
+    snprintf(pat[0], sizeof pat[0], "'%s'", key);
+    snprintf(pat[1], sizeof pat[1], "\"%s\"", key);
+    int n = 0;
+    for (int k = 0; k < 2; k++)
+        for (const char *p = strstr(text, pat[k]); p; p = strstr(p + 1, pat[k]))
+            n++;
+    return n;
+}
+
+/* The dict is read as numpy's literal_eval would take it, or refused: braces around it, each key
+ * once (numpy keeps a repeated key's last value, a first-match search its first), and shape
+ * integers as Python writes them (no leading zeros, which Python 3 rejects). */
+static fpsim_status check_dict_form(const char *text, const char *name)
+{
+    const char *p = skip_space(text);
+    const char *end = p + strlen(p);
+    while (end > p && isspace((unsigned char)end[-1]))
+        end--;
+    if (*p != '{' || end == p || end[-1] != '}')
+        return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header is not a {...} dict", name);
+    static const char *const keys[3] = {"descr", "fortran_order", "shape"};
+    for (int k = 0; k < 3; k++)
+        if (count_key(text, keys[k]) > 1)
+            return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header gives '%s' twice", name, keys[k]);
+    return FPSIM_OK;
+}
+
 static fpsim_status parse_header_text(const char *text, const char *name, fpsim_npy_info *info)
 {
+    fpsim_status form = check_dict_form(text, name);
+    if (form)
+        return form;
     /* descr */
     const char *p = find_key(text, "descr");
     if (!p || (*p != '\'' && *p != '"'))
@@ -106,7 +140,7 @@ static fpsim_status parse_header_text(const char *text, const char *name, fpsim_
     info->ndim = 0;
     info->count = 1;
     while (*p != ')') {
-        if (!isdigit((unsigned char)*p))
+        if (!isdigit((unsigned char)*p) || (*p == '0' && isdigit((unsigned char)p[1])))
             return fpsim_fail(FPSIM_EFORMAT, "%s: malformed 'shape' in .npy header", name);
         if (info->ndim == FPSIM_NPY_MAX_DIMS)
             return fpsim_fail(FPSIM_EUNSUPPORTED, "%s: .npy array has more than %d dimensions", name,

@@ -188,6 +188,15 @@ static void test_npy(void)
     expect_fail("npy truncated", read_src(&t, in_dir("short.npy"), NULL, 0, 0, NULL), FPSIM_EFORMAT, "short.npy");
     write_npy(in_dir("junk.npy"), "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3 }", v, sizeof v);
     expect_fail("npy malformed header", read_src(&t, in_dir("junk.npy"), NULL, 0, 0, NULL), FPSIM_EFORMAT, "junk.npy");
+    /* headers numpy would read otherwise or not at all: a key twice (numpy takes the last value;
+     * a first-match reader took '<f4'), no closing brace, a leading zero in the shape */
+    write_npy(in_dir("dup.npy"), "{'descr': '<f4', 'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", v,
+              sizeof v);
+    expect_fail("npy key twice", read_src(&t, in_dir("dup.npy"), NULL, 0, 0, NULL), FPSIM_EFORMAT, "twice");
+    write_npy(in_dir("open.npy"), "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), ", v, sizeof v);
+    expect_fail("npy dict not closed", read_src(&t, in_dir("open.npy"), NULL, 0, 0, NULL), FPSIM_EFORMAT, "dict");
+    write_npy(in_dir("zero.npy"), "{'descr': '<f4', 'fortran_order': False, 'shape': (02, 3), }", v, sizeof v);
+    expect_fail("npy shape 02", read_src(&t, in_dir("zero.npy"), NULL, 0, 0, NULL), FPSIM_EFORMAT, "shape");
     io_write_bytes(in_dir("notnpy.npy"), "hello", 5);
     expect_fail("npy no magic", read_src(&t, in_dir("notnpy.npy"), NULL, 0, 0, NULL), FPSIM_EFORMAT, "notnpy.npy");
 }

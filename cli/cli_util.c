@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -143,8 +144,9 @@ fpsim_status fpsim_cli_parse_double(const char *text, const char *what, double *
     char *end;
     errno = 0;
     double v = strtod(text, &end);
-    if (!*text || *end || errno == ERANGE)
-        return fpsim_fail(FPSIM_EINVAL, "%s: '%s' is not a number", what, text);
+    /* strtod also skips leading white space and takes "nan" and "inf": none is a value here */
+    if (!*text || isspace((unsigned char)*text) || *end || errno == ERANGE || !isfinite(v))
+        return fpsim_fail(FPSIM_EINVAL, "%s: '%s' is not a finite number", what, text);
     *out = v;
     return FPSIM_OK;
 }

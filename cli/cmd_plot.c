@@ -194,19 +194,10 @@ static int plot_all(plot_ctx *p, const plot_results *r)
 /* 1 when the file's root attribute `kind` (a string, as fpsim writes it) equals `kind`. */
 static int file_kind_is(hid_t file, const char *kind)
 {
-    if (H5Aexists(file, "kind") <= 0) return 0;
-    hid_t a = H5Aopen(file, "kind", H5P_DEFAULT);
-    if (a < 0) return 0;
-    hid_t t = H5Aget_type(a); /* read in the attribute's own string type: no conversion */
-    int same = 0;
-    if (t >= 0 && H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) > 0) {
-        char *value = NULL;
-        same = H5Aread(a, t, &value) >= 0 && value && !strcmp(value, kind);
-        if (value) H5free_memory(value);
-    }
-    if (t >= 0) H5Tclose(t);
-    H5Aclose(a);
-    return same;
+    /* through the checked reader: a string array or a long string is "not this kind" (an array
+     * read into one pointer overran the stack) */
+    char value[64];
+    return fpsim_h5_read_attr_string(file, ".", "kind", value, sizeof value) == FPSIM_OK && !strcmp(value, kind);
 }
 
 int cmd_plot(int argc, char **argv)
@@ -260,8 +251,12 @@ int cmd_plot(int argc, char **argv)
         H5Fclose(file);
         setenv("FPSIM_PLOT_SCRIPTS", scripts, 1);
         st = mismatch_plot_draw(path, outdir, fmt);
-        if (st) return fpsim_cli_fail_input(CMD, st);
-        fpsim_cli_note("fpsim plot: mismatch plots in %s/\n", outdir);
+        if (st) { /* its messages name `mismatch --plot`'s option, which is not given here */
+            const char *msg = fpsim_last_error();
+            fpsim_cli_error(CMD, "%s", strncmp(msg, "--plot: ", 8) ? msg : msg + 8);
+            return FPSIM_EXIT_USAGE;
+        }
+        fpsim_cli_note("fpsim plot: mismatch plots in %s/", outdir);
         return 0;
     }
 

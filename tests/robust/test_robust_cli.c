@@ -520,8 +520,38 @@ static int write_broken_scripts(const char *sub)
 
 /* replay refuses bad requests before its run; plot checks the whole results file before it
  * writes anything, and writes each output under a temporary name. */
+/* An HDF5 file whose root attribute `kind` is an array of 100 variable-length strings: read as
+ * one string, the array was written over the reader's stack (plot, replay --from: exit 139). */
+static int write_kind_array(const char *name)
+{
+    char path[1200];
+    scratch_path(path, sizeof path, name);
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0) return -1;
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    hsize_t n = 100;
+    hid_t s = H5Screate_simple(1, &n, NULL);
+    const char *words[100];
+    for (int i = 0; i < 100; i++) words[i] = "fpsim-mismatch";
+    hid_t a = H5Acreate2(f, "kind", t, s, H5P_DEFAULT, H5P_DEFAULT);
+    const herr_t w = H5Awrite(a, t, words);
+    H5Aclose(a);
+    H5Sclose(s);
+    H5Tclose(t);
+    return H5Fclose(f) < 0 || w < 0 ? -1 : 0;
+}
+
 static void replay_plot_regressions(void)
 {
+    TEST_CHECK(&tc, write_kind_array("kind_array.h5") == 0, "%s", "cannot write kind_array.h5");
+    expect_bad_input("plot, a string array as kind",
+                     (const char *const[]){"plot", "kind_array.h5", "--outdir", "kind_plots", NULL},
+                     "not a replay results file", "kind_plots");
+    expect_bad_input("replay --from, a string array as kind",
+                     (const char *const[]){"replay", "-q", "--no-plots", "--from", "kind_array.h5", "--out",
+                                           "kind_out.h5", NULL},
+                     "kind", "kind_out.h5");
     /* heads=2 without kv_heads: kv_heads follows heads now (it stayed 4: "heads = 2 is not
      * divisible by kv_heads = 4"). */
     const char *model = "layers=1,d=32,heads=2,ffn=32,vocab=16,seq=40,batch=1";

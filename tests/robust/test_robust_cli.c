@@ -718,6 +718,35 @@ static void quantize_gemm_option_regressions(void)
                      "must end in .h5 or .hdf5", "m.txt");
     /* An empty option value: verify --only '' matched every case */
     expect_bad_input("verify --only ''", (const char *const[]){"verify", "--only", "", NULL}, "it is empty", NULL);
+    /* formats --policies showed Inf codes (7C00/FC00) as ml_dtypes' f16 NaN; numpy's float16 of
+     * the quiet NaN 0x7FC00000 is 0x7E00 (and 0xFE00 with the sign) */
+    static char listing[32768];
+    long listed = -1;
+    char lerr[4096];
+    const int lrc = run_fpsim_shell("", "formats --policies", lerr, sizeof lerr, listing, sizeof listing, &listed);
+    const char *row = strstr(listing, "\nml_dtypes      f16 ");
+    const char *eol = row ? strchr(row + 1, '\n') : NULL;
+    TEST_CHECK(&tc, lrc == 0 && row && eol && strstr(row, "7E00/FE00*") && strstr(row, "7E00/FE00*") < eol,
+               "formats --policies: the ml_dtypes f16 row lacks NaN 7E00/FE00 (exit %d)", lrc);
+    /* Options and keys without effect, accepted in silence before */
+    expect_bad_input("replay --bv-seeds without --bias-variance",
+                     (const char *const[]){"replay", "-q", "--bv-seeds", "4", "--out", "bv.h5", NULL},
+                     "without --bias-variance", "bv.h5");
+    expect_bad_input("replay --format with --no-plots",
+                     (const char *const[]){"replay", "-q", "--no-plots", "--format", "svg", "--out", "bv.h5", NULL},
+                     "with --no-plots", "bv.h5");
+    expect_bad_input("mismatch, kv_scales=stale without kv=fp8",
+                     (const char *const[]){"mismatch", "-q", "--generator", "bf16,kv_scales=stale", "--trainer", "bf16",
+                                           "--out", "stale.h5", NULL},
+                     "without kv=fp8", "stale.h5");
+    expect_bad_input("gemm, fp64 with splitk",
+                     (const char *const[]){"gemm", "-q", "--a", "small.npy", "--b", "small.npy", "--accum",
+                                           "fp64,splitk=2", "--out", "split.npy", NULL},
+                     "fp64 reference", "split.npy");
+    expect_bad_input("mismatch, --temperature nan",
+                     (const char *const[]){"mismatch", "-q", "--generator", "bf16", "--trainer", "bf16",
+                                           "--temperature", "nan", "--out", "temp.h5", NULL},
+                     "not a finite number", "temp.h5");
     /* A bad FPSIM_THREADS was dropped in silence (all cores instead) */
     expect_bad_input_shell("FPSIM_THREADS=abc", "FPSIM_THREADS=abc", "formats", "FPSIM_THREADS");
     expect_bad_input_shell("FPSIM_THREADS=0", "FPSIM_THREADS=0", "formats", "out of range");
@@ -890,6 +919,22 @@ static void mismatch_plot_regressions(void)
                        err, sizeof err);
     TEST_CHECK(&tc, rc == 0, "mismatch run for the plot cases: exit %d: %s", rc, err);
     if (rc != 0) return;
+    /* identical engines: g = p on every token, which the log axes of the scatter and sequence
+     * plots could not show (gnuplot: "all points y value undefined", exit 1) */
+    rc = run_fpsim((const char *const[]){"mismatch", "-q", "--generator", "bf16", "--trainer", "bf16", "--model",
+                                         "layers=1,d=32,heads=2,ffn=32,vocab=16,seq=40,batch=1", "--steps", "1",
+                                         "--sample", "2", "--pretrain", "0", "--no-attribution", "--out", "same.h5",
+                                         NULL},
+                   err, sizeof err);
+    TEST_CHECK(&tc, rc == 0, "mismatch of identical engines: exit %d: %s", rc, err);
+    char sameplots[1200];
+    scratch_path(sameplots, sizeof sameplots, "sameplots");
+    rc = run_fpsim((const char *const[]){"mismatch", "--plot", "same.h5", "--plots", "sameplots", NULL}, err,
+                   sizeof err);
+    TEST_CHECK(&tc, rc == 0 && io_dir_entries(sameplots, "mismatch_scatter.png") == 1 &&
+                        io_dir_entries(sameplots, "mismatch_seqlen.png") == 1,
+               "mismatch --plot of identical engines: exit %d: %s", rc, err);
+    io_remove_dir(sameplots);
     char good[1200], bad[1200];
     scratch_path(good, sizeof good, "mm.h5");
     scratch_path(bad, sizeof bad, "mm_bad.h5");

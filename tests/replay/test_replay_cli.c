@@ -4,7 +4,9 @@
  * the block a recipe needs), an output path that cannot be created: each gives exit status 2,
  * exactly one line on stderr naming the problem, and no output file. A missing gnuplot is a
  * clear error of `fpsim plot`. A good run of 2 steps of a small config writes the results file
- * (and plots, when gnuplot is installed). argv[1] is the fpsim executable. */
+ * (and plots, when gnuplot is installed); its root attribute gemm_accumulation names sgemm, and
+ * says "per recipe" when a recipe has its own accumulation model (it named sgemm either way).
+ * argv[1] is the fpsim executable. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "fpsim_h5.h"
 
 static int failures;
 static const char *fpsim;
@@ -136,6 +140,33 @@ int main(int argc, char **argv)
             failures++;
         } else {
             printf("ok   good run: results written%s\n", have_gnuplot ? ", plots drawn" : " (no gnuplot: no plots)");
+        }
+    }
+    /* gemm_accumulation: sgemm by default, "per recipe" with an accumulation model */
+    {
+        char err[8192], text[256] = "";
+        hid_t f;
+        int ok = fpsim_h5_open_read(&f, out) == FPSIM_OK;
+        if (ok) {
+            ok = fpsim_h5_read_attr_string(f, ".", "gemm_accumulation", text, sizeof text) == FPSIM_OK &&
+                 !strncmp(text, "fp32 (BLAS sgemm", 16);
+            H5Fclose(f);
+        }
+        char *a[] = {"fpsim", "replay", "--model", (char *)small, "--steps", "1", "--pretrain", "0",
+                     "--recipe", "nemo-rl-fp8@accum=fp32:seq", "--out", out, "--no-plots", "--quiet", NULL};
+        int rc = run(err, sizeof err, NULL, a);
+        if (ok && rc == 0 && fpsim_h5_open_read(&f, out) == FPSIM_OK) {
+            ok = fpsim_h5_read_attr_string(f, ".", "gemm_accumulation", text, sizeof text) == FPSIM_OK &&
+                 !strncmp(text, "per recipe", 10);
+            H5Fclose(f);
+        } else {
+            ok = 0;
+        }
+        if (!ok) {
+            printf("FAIL gemm_accumulation attribute: '%s' (exit %d; %s)\n", text, rc, err);
+            failures++;
+        } else {
+            printf("ok   gemm_accumulation attribute follows the recipes' models\n");
         }
     }
     char cmd[600];

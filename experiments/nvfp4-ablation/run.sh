@@ -2,18 +2,19 @@
 # The NVFP4 training recipe one component at a time (rl-and-recipes.md E8, second part): TE's
 # NVFP4BlockScaling as the `te-nvfp4` preset, then each of its four parts taken out or added,
 # and MXFP4 beside it, all trained from the same FP32-pretrained weights on the same batches.
-# Usage: experiments/nvfp4-ablation/run.sh [FPSIM_BINARY] [OUTDIR]   (STEPS=N, default 150)
+# Usage: experiments/nvfp4-ablation/run.sh [FPSIM_BINARY] [OUTDIR]   (STEPS=N, default 150;
+#        SEED=S, default 1: the seed of stochastic rounding and of the task's batches)
 #   writes OUTDIR/nvfp4-ablation.h5 (the replay file), OUTDIR/table.md, OUTDIR/loss_gap.dat and
 #   OUTDIR/loss_gap.png (scripts/plot/loss_gap.gp).
 set -e
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 FPSIM=${1:-fpsim}; OUT=${2:-nvfp4-ablation}
-STEPS=${STEPS:-150}
+STEPS=${STEPS:-150}; SEED=${SEED:-1}
 mkdir -p "$OUT"
 # The recipe texts (docs/quantizers.md, "Recipes"): te-nvfp4 is W 16x16 2-D, X 1x16, dY 1x16 with
 # stochastic rounding, RHT on the wgrad copies of X and dY; each variant changes one part.
-time "$FPSIM" replay --steps "$STEPS" --no-local --no-plots --quiet --out "$OUT/nvfp4-ablation.h5" \
+time "$FPSIM" replay --steps "$STEPS" --seed "$SEED" --no-local --no-plots --quiet --out "$OUT/nvfp4-ablation.h5" \
     --recipe bf16 \
     --recipe te-nvfp4 \
     --recipe "te-nvfp4;wgrad.x=nvfp4;wgrad.g=nvfp4:sr=1" \

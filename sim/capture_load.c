@@ -119,6 +119,16 @@ static fpsim_status read_schema_version(hid_t file, const char *path, int64_t *v
     return FPSIM_OK;
 }
 
+/* Each parameter tensor's rank and shape under config c, in fpsim_model.h's enum order. */
+static const int param_ranks[FPSIM_PARAM_COUNT] = {2, 2, 3, 3, 2, 3, 3, 1, 2};
+static void param_shapes(const fpsim_model_config *c, hsize_t shapes[FPSIM_PARAM_COUNT][3]) {
+    const hsize_t L = (hsize_t)c->layers, C = (hsize_t)c->d, V = (hsize_t)c->vocab;
+    const hsize_t F = (hsize_t)c->ffn, QKV = (hsize_t)fpsim_model_qkv_dim(c);
+    const hsize_t s[FPSIM_PARAM_COUNT][3] = {{V, C}, {L, C}, {L, QKV, C}, {L, C, C}, {L, C},
+                                             {L, 2 * F, C}, {L, C, F}, {C}, {V, C}};
+    memcpy(shapes, s, sizeof s);
+}
+
 static fpsim_status read_header(fpsim_capture *cap, hid_t file, const char *path) {
     char kind[64] = "";
     int64_t version = 0;
@@ -146,19 +156,27 @@ static fpsim_status read_header(fpsim_capture *cap, hid_t file, const char *path
         snprintf(why, sizeof why, "%s", fpsim_last_error());
         return fpsim_fail(st, "%s: capture model spec: %s", path, why);
     }
+    /* The parameter datasets must have the spec's shapes before the model's memory is taken: a
+     * spec the data does not match (d=65536 over small tensors) is a shape error, not an
+     * attempt at a huge allocation. */
+    hsize_t shapes[FPSIM_PARAM_COUNT][3];
+    param_shapes(&cfg, shapes);
+    for (int p = 0; p < FPSIM_PARAM_COUNT; p++) {
+        char name[64];
+        hid_t d = -1;
+        snprintf(name, sizeof name, "params/%s", fpsim_param_name(p));
+        if ((st = dataset_open(&d, file, path, name, param_ranks[p], shapes[p]))) return st;
+        H5Dclose(d);
+    }
     return fpsim_model_create(&cap->model, &cfg);
 }
 
 static fpsim_status read_body(fpsim_capture *cap, hid_t file, const char *path) {
     const fpsim_model_config *c = &cap->model.config;
     hsize_t L = (hsize_t)c->layers, C = (hsize_t)c->d, V = (hsize_t)c->vocab;
-    hsize_t F = (hsize_t)c->ffn, QKV = (hsize_t)fpsim_model_qkv_dim(c);
     hsize_t N = (hsize_t)fpsim_model_tokens(c), BT[2] = {(hsize_t)c->batch, (hsize_t)c->seq};
-    /* Shapes in fpsim_model.h's enum order. */
-    const int ranks[FPSIM_PARAM_COUNT] = {2, 2, 3, 3, 2, 3, 3, 1, 2};
-    const hsize_t shapes[FPSIM_PARAM_COUNT][3] = {{V, C}, {L, C}, {L, QKV, C}, {L, C, C},
-                                                  {L, C}, {L, 2 * F, C}, {L, C, F}, {C},
-                                                  {V, C}};
+    hsize_t shapes[FPSIM_PARAM_COUNT][3];
+    param_shapes(c, shapes);
     size_t n = (size_t)N, nc = (size_t)(N * C);
     cap->tokens = malloc(sizeof(int32_t) * n);
     cap->targets = malloc(sizeof(int32_t) * n);
@@ -179,9 +197,9 @@ static fpsim_status read_body(fpsim_capture *cap, hid_t file, const char *path) 
     for (int p = 0; p < FPSIM_PARAM_COUNT && !st; p++) {
         char name[64];
         snprintf(name, sizeof name, "params/%s", fpsim_param_name(p));
-        st = read_doubles(cap->model.params_memory + off, file, path, name, ranks[p], shapes[p]);
+        st = read_doubles(cap->model.params_memory + off, file, path, name, param_ranks[p], shapes[p]);
         snprintf(name, sizeof name, "grads/%s", fpsim_param_name(p));
-        if (!st) st = read_doubles(cap->grads + off, file, path, name, ranks[p], shapes[p]);
+        if (!st) st = read_doubles(cap->grads + off, file, path, name, param_ranks[p], shapes[p]);
         off += cap->model.param_sizes[p];
     }
     const hsize_t nc_dims[2] = {N, C}, lnc_dims[3] = {L, N, C}, nv_dims[2] = {N, V}, one[1] = {1};

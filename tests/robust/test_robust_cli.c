@@ -405,6 +405,22 @@ static void convert_verify_mismatch_regressions(void)
                      "'schema_version' has the wrong type", NULL);
     /* --out naming the input: the capture was replaced by the results file, exit 0 */
     TEST_CHECK(&tc, write_capture("cap_ok.h5", 0, 1) == 0, "%s", "cannot write the capture");
+    /* a model spec the datasets do not match (d=65536 over d=64 tensors): the model's memory
+     * (17 G parameters) was asked for before any shape was checked */
+    TEST_CHECK(&tc, write_capture("cap_bigspec.h5", 0, 1) == 0, "%s", "cannot write the capture");
+    char bigspec[1200];
+    scratch_path(bigspec, sizeof bigspec, "cap_bigspec.h5");
+    hid_t bf = H5Fopen(bigspec, H5F_ACC_RDWR, H5P_DEFAULT);
+    const int respecced = bf >= 0 && H5Adelete(bf, "model") >= 0 &&
+                          fpsim_h5_attr_string(bf, "model",
+                                               "layers=1,d=65536,heads=2,kv_heads=2,ffn=128,vocab=64,seq=16,batch=2") ==
+                              FPSIM_OK;
+    if (bf >= 0) H5Fclose(bf);
+    TEST_CHECK(&tc, respecced, "%s", "cannot change the capture's model spec");
+    expect_bad_input("replay --from, a spec larger than the datasets",
+                     (const char *const[]){"replay", "-q", "--no-plots", "--from", "cap_bigspec.h5", "--out",
+                                           "big_out.h5", NULL},
+                     "has shape", "big_out.h5");
     expect_bad_input("replay --out the --from capture",
                      (const char *const[]){"replay", "-q", "--no-plots", "--from", "cap_ok.h5", "--out", "cap_ok.h5",
                                            NULL},

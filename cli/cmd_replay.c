@@ -6,26 +6,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli_capture.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "fpsim_capture.h"
 #include "fpsim_file.h"
+#include "fpsim_parallel.h"
 #include "fpsim_replay.h"
 
 static const char *const CMD = "replay";
-
-/* FPSIM_THREADS, else the online cores. */
-static int default_threads(void)
-{
-    const char *env = getenv("FPSIM_THREADS");
-    long n;
-    if (env && !fpsim_cli_parse_int(env, "FPSIM_THREADS", 1, 1024, &n)) return (int)n;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    return cores > 0 ? (int)cores : 1;
-}
 
 static void usage(FILE *out)
 {
@@ -317,7 +307,7 @@ int cmd_replay(int argc, char **argv)
         cfg.batch_ctx = &capture;
         if (!steps_given) cfg.steps = 1;
     }
-    if (cfg.threads <= 0) cfg.threads = default_threads();
+    if (cfg.threads <= 0) cfg.threads = fpsim_threads_default(); /* FPSIM_THREADS (checked by main.c), else the cores */
     openblas_set_num_threads(cfg.threads);
 
     /* Unwritable output: found before the run, not after it. */

@@ -7,45 +7,30 @@ the seed's batch and SR draws) and the relative loss gap averaged over the last 
 steps; then the mean over the seeds and the spread (sample standard deviation) between them."""
 import sys
 
-import h5py
 import numpy as np
 
-from table import LABELS, text
+from table import LABELS, load
 
 
-def one(path):
-    with h5py.File(path, "r") as f:
-        recipes = [text(r) for r in f.attrs["recipes"]]
-        ref = f["reference/loss"][:]
-        steps, seed = int(f.attrs["steps"]), int(f.attrs["seed"])
-        tail = max(1, steps // 4)
-        out = {}
-        for r in recipes:
-            g = f["recipes"][r.replace("/", "_")]
-            gap = ((g["loss"][:] - ref) / ref)[-tail:].mean()
-            out[r] = (float(np.nanmean(g["grad_cosine"][0])), float(gap))
-    return seed, recipes, out
+def print_table(title, runs, value, value_fmt, spread_fmt):
+    """One row per recipe: value(run, recipe) for each seed's run, their mean and spread."""
+    recipes = runs[0]["recipes"]
+    print(f"{title} ({len(runs)} seeds):\n")
+    print("| recipe | " + " | ".join(f"seed {run['seed']}" for run in runs) + " | mean | spread |")
+    print("|---|" + "---|" * (len(runs) + 2))
+    for r in recipes:
+        v = np.array([value(run, r) for run in runs])
+        spread = v.std(ddof=1) if len(v) > 1 else float("nan")
+        print(f"| {LABELS.get(r, r)} | " + " | ".join(format(x, value_fmt) for x in v) +
+              f" | {format(v.mean(), value_fmt)} | {format(spread, spread_fmt)} |")
 
 
 def main(paths):
-    runs = [one(p) for p in paths]
-    recipes = runs[0][1]
-    seeds = [s for s, _, _ in runs]
-    head = " | ".join(f"seed {s}" for s in seeds)
-    print(f"Weight-gradient cosine at step 0 ({len(seeds)} seeds):\n")
-    print(f"| recipe | {head} | mean | spread |")
-    print("|---|" + "---|" * (len(seeds) + 2))
-    for r in recipes:
-        v = np.array([run[2][r][0] for run in runs])
-        print(f"| {LABELS.get(r, r)} | " + " | ".join(f"{x:.5f}" for x in v) +
-              f" | {v.mean():.5f} | {v.std(ddof=1) if len(v) > 1 else float('nan'):.5f} |")
-    print(f"\nLoss gap to the FP64 reference, mean of the last quarter of the steps ({len(seeds)} seeds):\n")
-    print(f"| recipe | {head} | mean | spread |")
-    print("|---|" + "---|" * (len(seeds) + 2))
-    for r in recipes:
-        v = np.array([run[2][r][1] for run in runs])
-        print(f"| {LABELS.get(r, r)} | " + " | ".join(f"{x:+.2e}" for x in v) +
-              f" | {v.mean():+.2e} | {v.std(ddof=1) if len(v) > 1 else float('nan'):.1e} |")
+    runs = [load(p) for p in paths]
+    print_table("Weight-gradient cosine at step 0", runs, lambda run, r: np.nanmean(run["cos"][r][0]), ".5f", ".5f")
+    print()
+    print_table("Loss gap to the FP64 reference, mean of the last quarter of the steps", runs,
+                lambda run, r: run["gaps"][r][-run["tail"]:].mean(), "+.2e", ".1e")
 
 
 if __name__ == "__main__":

@@ -31,17 +31,25 @@ def text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def main(path, datpath):
+def load(path):
+    """A replay file's run: its root attributes, and per recipe the relative loss gap per step and
+    the weight-gradient cosines (step x tensor)."""
     with h5py.File(path, "r") as f:
-        recipes = [text(r) for r in f.attrs["recipes"]]
+        run = {"model": text(f.attrs["model"]), "steps": int(f.attrs["steps"]), "seed": int(f.attrs["seed"]),
+               "recipes": [text(r) for r in f.attrs["recipes"]], "gaps": {}, "cos": {}}
         ref = f["reference/loss"][:]
-        gaps, cos = {}, {}
-        for r in recipes:
+        for r in run["recipes"]:
             g = f["recipes"][r.replace("/", "_")]
-            gaps[r] = (g["loss"][:] - ref) / ref
-            cos[r] = g["grad_cosine"][:]
-        model, steps = text(f.attrs["model"]), int(f.attrs["steps"])
-    tail = max(1, steps // 4)
+            run["gaps"][r] = (g["loss"][:] - ref) / ref
+            run["cos"][r] = g["grad_cosine"][:]
+    run["tail"] = max(1, run["steps"] // 4)  # the last quarter of the steps
+    return run
+
+
+def main(path, datpath):
+    run = load(path)
+    model, steps, tail = run["model"], run["steps"], run["tail"]
+    recipes, gaps, cos = run["recipes"], run["gaps"], run["cos"]
     print(f"model `{model}`, {steps} steps; loss gap = (loss - FP64 reference) / reference, "
           f"mean over the last {tail} steps +- its standard error\n")
     print("| recipe | loss gap, last quarter | +- | grad cosine, step 0 |")

@@ -744,57 +744,64 @@ static void quantize_gemm_option_regressions(void)
     const char *eol = row ? strchr(row + 1, '\n') : NULL;
     TEST_CHECK(&tc, lrc == 0 && row && eol && strstr(row, "7E00/FE00*") && strstr(row, "7E00/FE00*") < eol,
                "formats --policies: the ml_dtypes f16 row lacks NaN 7E00/FE00 (exit %d)", lrc);
-    /* Options and keys without effect, accepted in silence before */
-    expect_bad_input("replay --bv-seeds without --bias-variance",
-                     (const char *const[]){"replay", "-q", "--bv-seeds", "4", "--out", "bv.h5", NULL},
-                     "without --bias-variance", "bv.h5");
-    expect_bad_input("replay --format with --no-plots",
-                     (const char *const[]){"replay", "-q", "--no-plots", "--format", "svg", "--out", "bv.h5", NULL},
-                     "with --no-plots", "bv.h5");
-    expect_bad_input("mismatch, kv_scales=stale without kv=fp8",
-                     (const char *const[]){"mismatch", "-q", "--generator", "bf16,kv_scales=stale", "--trainer", "bf16",
-                                           "--out", "stale.h5", NULL},
-                     "without kv=fp8", "stale.h5");
-    expect_bad_input("gemm, fp64 with splitk",
-                     (const char *const[]){"gemm", "-q", "--a", "small.npy", "--b", "small.npy", "--accum",
-                                           "fp64,splitk=2", "--out", "split.npy", NULL},
-                     "fp64 reference", "split.npy");
-    expect_bad_input("mismatch, --temperature nan",
-                     (const char *const[]){"mismatch", "-q", "--generator", "bf16", "--trainer", "bf16",
-                                           "--temperature", "nan", "--out", "temp.h5", NULL},
-                     "not a finite number", "temp.h5");
+    /* Input taken in silence before: options and keys without effect; a key given twice in recipe,
+     * engine and accumulation texts (scheme texts and model specs already refused it); an empty
+     * raw input (it wrote an empty .npy, exit 0); --out naming the input, here or through another
+     * spelling (the input was overwritten) */
+    TEST_CHECK(&tc, write_text("empty.raw", "", 0) == 0, "%s", "cannot write empty.raw");
+    const struct {
+        const char *label;
+        const char *const *args;
+        const char *needle, *output;
+    } refused[] = {
+        {"replay --bv-seeds without --bias-variance",
+         (const char *const[]){"replay", "-q", "--bv-seeds", "4", "--out", "bv.h5", NULL}, "without --bias-variance",
+         "bv.h5"},
+        {"replay --format with --no-plots",
+         (const char *const[]){"replay", "-q", "--no-plots", "--format", "svg", "--out", "bv.h5", NULL},
+         "with --no-plots", "bv.h5"},
+        {"mismatch, kv_scales=stale without kv=fp8",
+         (const char *const[]){"mismatch", "-q", "--generator", "bf16,kv_scales=stale", "--trainer", "bf16", "--out",
+                               "stale.h5", NULL},
+         "without kv=fp8", "stale.h5"},
+        {"gemm, fp64 with splitk",
+         (const char *const[]){"gemm", "-q", "--a", "small.npy", "--b", "small.npy", "--accum", "fp64,splitk=2",
+                               "--out", "split.npy", NULL},
+         "fp64 reference", "split.npy"},
+        {"mismatch, --temperature nan",
+         (const char *const[]){"mismatch", "-q", "--generator", "bf16", "--trainer", "bf16", "--temperature", "nan",
+                               "--out", "temp.h5", NULL},
+         "not a finite number", "temp.h5"},
+        {"recipes, a key twice", (const char *const[]){"recipes", "te-nvfp4;first_hp=1;first_hp=2", NULL},
+         "given twice", NULL},
+        {"mismatch, an engine key twice",
+         (const char *const[]){"mismatch", "-q", "--generator", "bf16,kv=fp8,kv=hp", "--trainer", "bf16", "--out",
+                               "twice.h5", NULL},
+         "given twice", "twice.h5"},
+        {"gemm, an accumulation option twice",
+         (const char *const[]){"gemm", "-q", "--a", "small.npy", "--b", "small.npy", "--accum",
+                               "hopper-qgmma,splitk=2,splitk=4", "--out", "twice.npy", NULL},
+         "given twice", "twice.npy"},
+        {"convert, an empty raw file",
+         (const char *const[]){"convert", "--to", "e4m3", "--in", "empty.raw", "--out", "from_empty.npy", NULL},
+         "is empty", "from_empty.npy"},
+        {"quantize, --out the --in file",
+         (const char *const[]){"quantize", "-q", "--scheme", "nvfp4", "--in", "small.npy", "--out", "./small.npy",
+                               NULL},
+         "would destroy the input", NULL},
+        {"convert, --out the --in file",
+         (const char *const[]){"convert", "--to", "e4m3", "--in", "small.npy", "--out", "small.npy", NULL},
+         "would destroy the input", NULL},
+        {"gemm, --out the --b file",
+         (const char *const[]){"gemm", "-q", "--a", "small.npy", "--b", "small.npy", "--accum", "fp32", "--out",
+                               "small.npy", NULL},
+         "would destroy the input", NULL},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        expect_bad_input(refused[i].label, refused[i].args, refused[i].needle, refused[i].output);
     /* A bad FPSIM_THREADS was dropped in silence (all cores instead) */
     expect_bad_input_shell("FPSIM_THREADS=abc", "FPSIM_THREADS=abc", "formats", "FPSIM_THREADS");
     expect_bad_input_shell("FPSIM_THREADS=0", "FPSIM_THREADS=0", "formats", "out of range");
-    /* A key given twice was last-wins in silence in recipe, engine and accumulation texts (scheme
-     * texts and model specs already refused it) */
-    expect_bad_input("recipes, a key twice",
-                     (const char *const[]){"recipes", "te-nvfp4;first_hp=1;first_hp=2", NULL}, "given twice", NULL);
-    expect_bad_input("mismatch, an engine key twice",
-                     (const char *const[]){"mismatch", "-q", "--generator", "bf16,kv=fp8,kv=hp", "--trainer", "bf16",
-                                           "--out", "twice.h5", NULL},
-                     "given twice", "twice.h5");
-    expect_bad_input("gemm, an accumulation option twice",
-                     (const char *const[]){"gemm", "-q", "--a", "small.npy", "--b", "small.npy", "--accum",
-                                           "hopper-qgmma,splitk=2,splitk=4", "--out", "twice.npy", NULL},
-                     "given twice", "twice.npy");
-    /* An empty raw input wrote an empty .npy and exit 0 */
-    TEST_CHECK(&tc, write_text("empty.raw", "", 0) == 0, "%s", "cannot write empty.raw");
-    expect_bad_input("convert, an empty raw file",
-                     (const char *const[]){"convert", "--to", "e4m3", "--in", "empty.raw", "--out", "from_empty.npy", NULL},
-                     "is empty", "from_empty.npy");
-    /* --out naming the input (here or through another spelling): the input was overwritten */
-    expect_bad_input("quantize, --out the --in file",
-                     (const char *const[]){"quantize", "-q", "--scheme", "nvfp4", "--in", "small.npy", "--out",
-                                           "./small.npy", NULL},
-                     "would destroy the input", NULL);
-    expect_bad_input("convert, --out the --in file",
-                     (const char *const[]){"convert", "--to", "e4m3", "--in", "small.npy", "--out", "small.npy", NULL},
-                     "would destroy the input", NULL);
-    expect_bad_input("gemm, --out the --b file",
-                     (const char *const[]){"gemm", "-q", "--a", "small.npy", "--b", "small.npy", "--accum", "fp32",
-                                           "--out", "small.npy", NULL},
-                     "would destroy the input", NULL);
     TEST_CHECK(&tc, file_starts_with_npy_magic("small.npy"), "%s", "small.npy damaged by --out small.npy");
     /* A file's kind follows its name without regard to case: quantize refused --out Q.NPY, and
      * convert wrote raw bytes to it. Both write .npy now. */

@@ -34,7 +34,13 @@ def text(v):
 def load(path):
     """A replay file's run: its root attributes, and per recipe the relative loss gap per step and
     the weight-gradient cosines (step x tensor)."""
-    with h5py.File(path, "r") as f:
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        sys.exit(f"{path}: cannot open as HDF5 ({e})")
+    with f:
+        if text(f.attrs.get("kind", "")) != "fpsim replay results" or "reference" not in f:
+            sys.exit(f"{path}: not an fpsim replay results file")
         run = {"model": text(f.attrs["model"]), "steps": int(f.attrs["steps"]), "seed": int(f.attrs["seed"]),
                "recipes": [text(r) for r in f.attrs["recipes"]], "gaps": {}, "cos": {}}
         ref = f["reference/loss"][:]

@@ -246,7 +246,27 @@ typedef struct convert_job {
     uint32_t stream;
     uint64_t index0;
     int avx512; /* fpsim_convert_avx512_usable(spec): float32 bits go through convert_avx512.c */
+    int src16_rule; /* a 16-bit source whose NaNs the policy codes its own way (fpsim_src16_rule) */
+    int src16_copy; /* ... by copying every element: the target is the source's own format */
 } convert_job;
+
+static uint32_t src_format(enum source src) { return src == SRC_BF16 ? FPSIM_BF16 : FPSIM_F16; }
+
+/* Codes [pos, pos + len) of 16-bit sources h[0 .. len) where fpsim_src16_rule decides them (NaN
+ * sources only: the caller has coded every element by the float32 rule already). */
+static void apply_src16_rule(void *codes, int wide, const uint16_t *h, size_t pos, size_t len, const fpsim_spec *s,
+                             uint32_t src)
+{
+    for (size_t i = 0; i < len; i++) {
+        uint32_t code;
+        if (!fpsim_src16_rule(s, src, h[i], &code))
+            continue;
+        if (wide)
+            ((uint16_t *)codes)[pos + i] = (uint16_t)code;
+        else
+            ((uint8_t *)codes)[pos + i] = (uint8_t)code;
+    }
+}
 
 static void convert_range(void *ctx, size_t begin, size_t end)
 {
@@ -267,6 +287,10 @@ static void convert_range(void *ctx, size_t begin, size_t end)
         }
         const unsigned char *src;
         int f64 = 0;
+        if (job->src16_copy) { /* the emulated cast returns its input: codes = source bits */
+            memcpy((uint16_t *)job->codes + pos, (const uint16_t *)job->x + pos, 2 * len);
+            continue;
+        }
         if (job->src == SRC_BF16 || job->src == SRC_F16) {
             const uint16_t *h = (const uint16_t *)job->x + pos;
             if (job->src == SRC_BF16)
@@ -285,16 +309,18 @@ static void convert_range(void *ctx, size_t begin, size_t end)
             const size_t width = wide ? 2 : 1;
             fpsim_convert_avx512_f32((unsigned char *)job->codes + width * pos, (const uint32_t *)(const void *)src,
                                      len, s, rbits);
-            continue;
+        } else {
+            if (f64)
+                round_f64(codes32, src, len, s, rbits);
+            else
+                round_f32(codes32, src, len, s, rbits);
+            if (wide)
+                narrow_u16((uint16_t *)job->codes + pos, codes32, len);
+            else
+                narrow_u8((uint8_t *)job->codes + pos, codes32, len);
         }
-        if (f64)
-            round_f64(codes32, src, len, s, rbits);
-        else
-            round_f32(codes32, src, len, s, rbits);
-        if (wide)
-            narrow_u16((uint16_t *)job->codes + pos, codes32, len);
-        else
-            narrow_u8((uint8_t *)job->codes + pos, codes32, len);
+        if (job->src16_rule)
+            apply_src16_rule(job->codes, wide, (const uint16_t *)job->x + pos, pos, len, s, src_format(job->src));
     }
 }
 
@@ -315,7 +341,10 @@ static fpsim_status convert_any(void *codes, const void *x, enum source src, siz
     if (st)
         return st;
     const fpsim_spec local = *s;
-    convert_job job = {codes, x, src, &local, seed, stream, index0, fpsim_convert_avx512_usable(&local)};
+    const int src16 = src == SRC_BF16 || src == SRC_F16;
+    const int rule = src16 && fpsim_src16_has_rule(&local, src_format(src));
+    const int copy = rule && (local.flags & FPSIM_SPEC_SAME_FORMAT_COPY) && local.format == src_format(src);
+    convert_job job = {codes, x, src, &local, seed, stream, index0, fpsim_convert_avx512_usable(&local), rule, copy};
     return fpsim_parallel_for(n, GRAIN, convert_range, &job, threads);
 }
 

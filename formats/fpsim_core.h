@@ -388,6 +388,32 @@ FPSIM_HD uint32_t fpsim_f16_to_f32_bits(uint32_t h)
     return out;
 }
 
+/* 16-bit sources (src_format FPSIM_BF16 or FPSIM_F16) convert as the float32 rule of their exact
+ * widening, except where the emulated cast does something else (the two flags below). Only NaN
+ * codes can differ: the widening is exact and the copy is an identity on every other value. */
+FPSIM_HD uint32_t fpsim_src16_has_rule(const fpsim_spec *s, uint32_t src_format)
+{
+    return ((s->flags & FPSIM_SPEC_SAME_FORMAT_COPY) && s->format == src_format) ||
+           ((s->flags & FPSIM_SPEC_BF16_NAN_QUIET) && src_format == FPSIM_BF16);
+}
+
+/* 1 where a 16-bit source value h does not take the float32 rule of its widening; *code is then
+ * its code: h itself under FPSIM_SPEC_SAME_FORMAT_COPY, the rule of the float32 quiet NaN of its
+ * sign for a bf16 NaN under FPSIM_SPEC_BF16_NAN_QUIET (independent of the rounding mode). */
+FPSIM_HD uint32_t fpsim_src16_rule(const fpsim_spec *s, uint32_t src_format, uint32_t h, uint32_t *code)
+{
+    h &= 0xFFFFu;
+    if ((s->flags & FPSIM_SPEC_SAME_FORMAT_COPY) && s->format == src_format) {
+        *code = h;
+        return 1;
+    }
+    if ((s->flags & FPSIM_SPEC_BF16_NAN_QUIET) && src_format == FPSIM_BF16 && (h & 0x7FFFu) > 0x7F80u) {
+        *code = fpsim_round_f32(((h & 0x8000u) << 16) | 0x7FC00000u, s, 0u);
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- random bits for stochastic rounding --------------------------------------------------- */
 
 /* Philox4x32-10 (Salmon et al., SC'11; Random123 philox.h): 10 rounds of two 32x32->64

@@ -82,8 +82,14 @@ enum {
                                           * (numpy float16 npy_floatbits_to_halfbits) */
     FPSIM_SPEC_NAN_TORCHAO = 1u << 7,    /* NaN goes through torchao's normal-branch bit
                                           * arithmetic: a payload-dependent code (FP4/FP6) */
-    FPSIM_SPEC_E8M0_TRUE_GRID = 1u << 8  /* E8M0: nonzero |x| <= 2^-127 gives 0x00 (PTX
+    FPSIM_SPEC_E8M0_TRUE_GRID = 1u << 8, /* E8M0: nonzero |x| <= 2^-127 gives 0x00 (PTX
                                           * cvt.{rz,rp}.ue8m0x2 host emulation, cuda_fp8.hpp) */
+    FPSIM_SPEC_SAME_FORMAT_COPY = 1u << 9, /* BF16/F16: a source already in this format is copied,
+                                            * NaN payloads included (torch .to() returns self,
+                                            * numpy astype to the same dtype copies) */
+    FPSIM_SPEC_BF16_NAN_QUIET = 1u << 10   /* a bf16 NaN source converts as the float32 quiet NaN
+                                            * of its sign, payload dropped (ml_dtypes' bfloat16 ->
+                                            * float16 cast: 0x7E00 with the sign) */
 };
 
 /* One implementation's complete conversion rule for one format: everything that decides bits.

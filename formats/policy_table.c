@@ -32,7 +32,9 @@ enum {
     NEGNAN = FPSIM_SPEC_E8M0_NEG_NAN,
     PAYLOAD = FPSIM_SPEC_NAN_PAYLOAD,
     TORCHAO = FPSIM_SPEC_NAN_TORCHAO,
-    GRID = FPSIM_SPEC_E8M0_TRUE_GRID
+    GRID = FPSIM_SPEC_E8M0_TRUE_GRID,
+    COPY = FPSIM_SPEC_SAME_FORMAT_COPY,
+    BF16Q = FPSIM_SPEC_BF16_NAN_QUIET
 };
 
 /* Policy names in display order (every row's policy must be here). */
@@ -127,12 +129,12 @@ static const policy_row rows[] = {
      "CUDA __float2bfloat16 host and device (cvt.rn.bf16.f32): overflow -> Inf, NaN -> 0x7FFF"},
     {"nv-nosat",      FPSIM_BF16, 0x7F80, 0xFF80, 0x7F80, 0xFF80, 0x7FFF, 0x7FFF, 0, 0, 0, FPSIM_RNE,
      "same as nv (cvt.rn.bf16.f32 does not saturate)"},
-    {"torch",         FPSIM_BF16, 0x7F80, 0xFF80, 0x7F80, 0xFF80, 0x7FFF, 0x7FFF, 0, 0, VIA32, FPSIM_RNE,
-     "torch 2.11 .to(bfloat16) on a CUDA device: NaN -> 0x7FFF"},
-    {"torch-cpu",     FPSIM_BF16, 0x7F80, 0xFF80, 0x7F80, 0xFF80, 0xFFFF, 0xFFFF, 0, 0, VIA32, FPSIM_RNE,
-     "torch 2.11 CPU tensor .to(bfloat16) (vectorized path): NaN -> 0xFFFF"},
-    {"ml_dtypes",     FPSIM_BF16, 0x7F80, 0xFF80, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0, 0, VIA32, FPSIM_RNE,
-     "ml_dtypes 0.6 / Eigen float_to_bfloat16_rtne<false>: NaN -> 0x7FC0 with sign"},
+    {"torch",         FPSIM_BF16, 0x7F80, 0xFF80, 0x7F80, 0xFF80, 0x7FFF, 0x7FFF, 0, 0, VIA32 | COPY, FPSIM_RNE,
+     "torch 2.11 .to(bfloat16) on a CUDA device: NaN -> 0x7FFF; a bf16 tensor is returned as it is"},
+    {"torch-cpu",     FPSIM_BF16, 0x7F80, 0xFF80, 0x7F80, 0xFF80, 0xFFFF, 0xFFFF, 0, 0, VIA32 | COPY, FPSIM_RNE,
+     "torch 2.11 CPU tensor .to(bfloat16) (vectorized path): NaN -> 0xFFFF; a bf16 tensor is returned as it is"},
+    {"ml_dtypes",     FPSIM_BF16, 0x7F80, 0xFF80, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0, 0, VIA32 | COPY, FPSIM_RNE,
+     "ml_dtypes 0.6 / Eigen float_to_bfloat16_rtne<false>: NaN -> 0x7FC0 with sign; astype from bfloat16 copies"},
     {"ml_dtypes-sat", FPSIM_BF16, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0, 0, VIA32, FPSIM_RNE,
      "ml_dtypes 0.6 ConvertFrom<kSaturate=true>: finite overflow -> +-max, Inf kept"},
     {"clamp",         FPSIM_BF16, 0x7F7F, 0xFF7F, 0x7F7F, 0xFF7F, 0x7FFF, 0x7FFF, 0, 0, VIA32 | CLAMP, FPSIM_RNE,
@@ -143,10 +145,11 @@ static const policy_row rows[] = {
      "PTX cvt.rn.f16.f32 / CUDA __float2half: overflow -> Inf, every NaN -> 0x7FFF"},
     {"nv-nosat",      FPSIM_F16, 0x7C00, 0xFC00, 0x7C00, 0xFC00, 0x7FFF, 0x7FFF, 0, 0, 0, FPSIM_RNE,
      "same as nv (cvt.rn.f16.f32 does not saturate)"},
-    {"torch",         FPSIM_F16, 0x7C00, 0xFC00, 0x7C00, 0xFC00, 0x7FFF, 0x7FFF, 0, 0, VIA32, FPSIM_RNE,
-     "torch 2.11 .to(float16) on a CUDA device (__float2half): NaN -> 0x7FFF"},
-    {"ml_dtypes",     FPSIM_F16, 0x7C00, 0xFC00, 0x7C00, 0xFC00, 0x7C00, 0xFC00, 0, 0, PAYLOAD, FPSIM_RNE,
-     "numpy 2.x astype(float16) (npy_floatbits_to_halfbits, f64 rounded once): NaN payload truncated, not quieted"},
+    {"torch",         FPSIM_F16, 0x7C00, 0xFC00, 0x7C00, 0xFC00, 0x7FFF, 0x7FFF, 0, 0, VIA32 | COPY, FPSIM_RNE,
+     "torch 2.11 .to(float16) on a CUDA device (__float2half): NaN -> 0x7FFF; a float16 tensor is returned as it is"},
+    {"ml_dtypes",     FPSIM_F16, 0x7C00, 0xFC00, 0x7C00, 0xFC00, 0x7C00, 0xFC00, 0, 0, PAYLOAD | COPY | BF16Q, FPSIM_RNE,
+     "numpy 2.x astype(float16) (npy_floatbits_to_halfbits, f64 rounded once): NaN payload truncated, not quieted; "
+     "from bfloat16 (ml_dtypes' cast) NaN -> 0x7E00 with sign"},
     {"clamp",         FPSIM_F16, 0x7BFF, 0xFBFF, 0x7BFF, 0xFBFF, 0x7FFF, 0x7FFF, 0, 0, VIA32 | CLAMP, FPSIM_RNE,
      "torch.clamp(x, -65504, 65504).to(float16) on CUDA: NaN -> 0x7FFF"},
 

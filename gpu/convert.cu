@@ -330,6 +330,19 @@ fpsim_status launch_typed(void *codes, const void *x, size_t n, const fpsim_spec
     return FPSIM_OK;
 }
 
+/* Codes of 16-bit sources (src FPSIM_BF16 or FPSIM_F16) that the policy decides its own way
+ * (fpsim_src16_rule, the core's rule as on the CPU): every element under a same-format copy, else
+ * only the NaNs, over the float32-rule codes already written on the same stream. */
+template <typename Code>
+__global__ void __launch_bounds__(THREADS) src16_rule_kernel(Code *codes, const uint16_t *x, size_t n, fpsim_spec s,
+                                                           uint32_t src)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint32_t code;
+        if (fpsim_src16_rule(&s, src, x[i], &code)) codes[i] = (Code)code;
+    }
+}
+
 template <int K>
 fpsim_status launch(void *codes, const void *x, size_t n, const fpsim_spec *s, uint64_t seed, uint32_t stream,
                     uint64_t index0, uint64_t sweep_first, unsigned flags, void *cuda_stream)
@@ -342,9 +355,23 @@ fpsim_status launch(void *codes, const void *x, size_t n, const fpsim_spec *s, u
                           s->format, s->round);
     if (n == 0) return FPSIM_OK;
     cudaStream_t cs = static_cast<cudaStream_t>(cuda_stream);
+    const uint32_t src16 = K == SRC_BF16 ? FPSIM_BF16 : K == SRC_F16 ? FPSIM_F16 : FPSIM_FORMAT_COUNT;
+    const int rule = src16 != FPSIM_FORMAT_COUNT && fpsim_src16_has_rule(s, src16);
+    /* a same-format copy decides every element: the float32 rule would be overwritten */
+    const int copy_only = rule && (s->flags & FPSIM_SPEC_SAME_FORMAT_COPY) && s->format == src16;
+    if (!copy_only) {
+        st = code_is_wide(s) ? launch_typed<K, uint16_t>(codes, x, n, s, seed, stream, index0, sweep_first, flags, cs)
+                             : launch_typed<K, uint8_t>(codes, x, n, s, seed, stream, index0, sweep_first, flags, cs);
+        if (st != FPSIM_OK || !rule) return st;
+    }
+    const unsigned blocks = fpsim_gpu_blocks(n, THREADS);
+    const uint16_t *h = static_cast<const uint16_t *>(x);
     if (code_is_wide(s))
-        return launch_typed<K, uint16_t>(codes, x, n, s, seed, stream, index0, sweep_first, flags, cs);
-    return launch_typed<K, uint8_t>(codes, x, n, s, seed, stream, index0, sweep_first, flags, cs);
+        src16_rule_kernel<uint16_t><<<blocks, THREADS, 0, cs>>>(static_cast<uint16_t *>(codes), h, n, *s, src16);
+    else
+        src16_rule_kernel<uint8_t><<<blocks, THREADS, 0, cs>>>(static_cast<uint8_t *>(codes), h, n, *s, src16);
+    FPSIM_CUDA_LAUNCHED("src16_rule_kernel");
+    return FPSIM_OK;
 }
 
 /* Host-pointer wrapper: chunks of CHUNK elements through two device buffers. */

@@ -3,7 +3,8 @@
 
 For each format ml_dtypes has, float32 bit patterns are converted by NumPy's astype to the
 ml_dtypes type and, in the same chunk, by the fpsim CLI fed through a pipe; the codes must be
-identical, NaN encodings included. Formats marked FULL sweep all 2^32 float32 inputs; the others
+identical, NaN encodings included. Every bf16 and float16 bit pattern is converted to each format
+too (fpsim --from bf16 / f16). Formats marked FULL sweep all 2^32 float32 inputs; the others
 take every STRIDE-th bit pattern (an odd stride, so every low mantissa bit pattern occurs) plus
 every input within 8 ulps of each representable value and midpoint. float64 sources are checked
 on random values and values next to every midpoint: in ml_dtypes 0.6 NumPy's astype from float64
@@ -210,6 +211,21 @@ def sweep_f64(fpsim, fmt, dtname, pool):
     return m.summary()
 
 
+def sweep_16bit_sources(fpsim, fmt, dtname):
+    """Every bf16 and every float16 bit pattern -> dt: ml_dtypes' (NumPy's) astype from those
+    types vs fpsim --from bf16 / --from f16, NaN payloads included."""
+    dt = dtype_of(dtname)
+    failed = 0
+    for src, sdt in (("bf16", ml_dtypes.bfloat16), ("f16", np.float16)):
+        h = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+        m = Mismatches(f"{src}->{fmt} ml_dtypes vs astype from {np.dtype(sdt).name}")
+        want = codes_of(h.view(sdt).astype(dt))
+        got = np.frombuffer(fpsim_convert(fpsim, fmt, h.tobytes(), src), dtype=want.dtype)
+        m.compare(h, got, want, lambda b: f"0x{int(b):04x}")
+        failed += m.summary()
+    return failed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fpsim", required=True, help="path of the fpsim executable")
@@ -241,6 +257,7 @@ def main():
                 dtname, full = FORMATS[fmt]
                 stride = args.stride if args.stride > 0 else (1 if full else SAMPLED_STRIDE)
                 failed += sweep_f32(args.fpsim, fmt, dtname, stride, pool)
+                failed += sweep_16bit_sources(args.fpsim, fmt, dtname)
                 if f64_modelled:
                     failed += sweep_f64(args.fpsim, fmt, dtname, pool)
         except RuntimeError as e:

@@ -87,7 +87,8 @@ static void check_half(const fpsim_spec *s, const char *what, int f16, void *cod
     for (uint32_t i = 0; i < 65536; i++) {
         const uint32_t xb = f16 ? fpsim_f16_to_f32_bits(i) : fpsim_bf16_to_f32_bits(i);
         const uint32_t r = s->round == FPSIM_SR ? fpsim_sr_word(seed, 1, index0 + i) : 0u;
-        const uint32_t want = fpsim_round_f32(xb, s, r);
+        uint32_t want = fpsim_round_f32(xb, s, r);
+        (void)fpsim_src16_rule(s, f16 ? FPSIM_F16 : FPSIM_BF16, i, &want); /* NaN and copy rules */
         const uint32_t got = s->bits > 8 ? ((const uint16_t *)codes)[i] : ((const uint8_t *)codes)[i];
         TEST_CHECK_EQ_HEX(&tc, got, want, "%s %s=0x%04x", what, f16 ? "f16" : "bf16", i);
     }

@@ -252,6 +252,23 @@ typedef struct convert_job {
 
 static uint32_t src_format(enum source src) { return src == SRC_BF16 ? FPSIM_BF16 : FPSIM_F16; }
 
+/* Codes [pos, pos + len) of float64 NaN sources under FPSIM_SPEC_NAN_C10_SCALAR: the scalar
+ * core's (fpsim_round_f64), where the float32 path above gave the float32 source's NaN. */
+static void apply_f64_nan_rule(void *codes, int wide, const unsigned char *x, size_t pos, size_t len,
+                               const fpsim_spec *s)
+{
+    for (size_t i = 0; i < len; i++) {
+        const uint64_t b = load64(x, i);
+        if ((b & 0x7FFFFFFFFFFFFFFFull) <= 0x7FF0000000000000ull)
+            continue;
+        const uint32_t code = fpsim_round_f64(b, s, 0u);
+        if (wide)
+            ((uint16_t *)codes)[pos + i] = (uint16_t)code;
+        else
+            ((uint8_t *)codes)[pos + i] = (uint8_t)code;
+    }
+}
+
 /* Codes [pos, pos + len) of 16-bit sources h[0 .. len) where fpsim_src16_rule decides them (NaN
  * sources only: the caller has coded every element by the float32 rule already). */
 static void apply_src16_rule(void *codes, int wide, const uint16_t *h, size_t pos, size_t len, const fpsim_spec *s,
@@ -321,6 +338,8 @@ static void convert_range(void *ctx, size_t begin, size_t end)
         }
         if (job->src16_rule)
             apply_src16_rule(job->codes, wide, (const uint16_t *)job->x + pos, pos, len, s, src_format(job->src));
+        if (job->src == SRC_F64 && (s->flags & FPSIM_SPEC_NAN_C10_SCALAR))
+            apply_f64_nan_rule(job->codes, wide, (const unsigned char *)job->x + 8 * pos, pos, len, s);
     }
 }
 

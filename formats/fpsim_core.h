@@ -274,6 +274,8 @@ FPSIM_HD uint32_t fpsim_round_f64_once(uint64_t x, const fpsim_spec *s, uint32_t
  * through float32 first, FPSIM_SPEC_F64_VIA_F32). */
 FPSIM_HD uint32_t fpsim_round_f64(uint64_t xbits, const fpsim_spec *s, uint32_t rbits)
 {
+    if ((s->flags & FPSIM_SPEC_NAN_C10_SCALAR) && (xbits & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull)
+        return 0x7FC0u; /* c10::BFloat16's NaN, sign dropped */
     if (s->flags & (FPSIM_SPEC_F64_VIA_F32 | FPSIM_SPEC_NAN_TORCHAO))
         return fpsim_round_f32_mode(fpsim_f64_to_f32_bits(xbits), s, rbits, s->round, 1);
     return fpsim_round_f64_once(xbits, s, rbits, s->round, 1);
@@ -389,17 +391,19 @@ FPSIM_HD uint32_t fpsim_f16_to_f32_bits(uint32_t h)
 }
 
 /* 16-bit sources (src_format FPSIM_BF16 or FPSIM_F16) convert as the float32 rule of their exact
- * widening, except where the emulated cast does something else (the two flags below). Only NaN
+ * widening, except where the emulated cast does something else (the three flags below). Only NaN
  * codes can differ: the widening is exact and the copy is an identity on every other value. */
 FPSIM_HD uint32_t fpsim_src16_has_rule(const fpsim_spec *s, uint32_t src_format)
 {
     return ((s->flags & FPSIM_SPEC_SAME_FORMAT_COPY) && s->format == src_format) ||
-           ((s->flags & FPSIM_SPEC_BF16_NAN_QUIET) && src_format == FPSIM_BF16);
+           ((s->flags & FPSIM_SPEC_BF16_NAN_QUIET) && src_format == FPSIM_BF16) ||
+           ((s->flags & FPSIM_SPEC_NAN_C10_SCALAR) && src_format == FPSIM_F16);
 }
 
 /* 1 where a 16-bit source value h does not take the float32 rule of its widening; *code is then
  * its code: h itself under FPSIM_SPEC_SAME_FORMAT_COPY, the rule of the float32 quiet NaN of its
- * sign for a bf16 NaN under FPSIM_SPEC_BF16_NAN_QUIET (independent of the rounding mode). */
+ * sign for a bf16 NaN under FPSIM_SPEC_BF16_NAN_QUIET, 0x7FC0 for an f16 NaN under
+ * FPSIM_SPEC_NAN_C10_SCALAR (all independent of the rounding mode). */
 FPSIM_HD uint32_t fpsim_src16_rule(const fpsim_spec *s, uint32_t src_format, uint32_t h, uint32_t *code)
 {
     h &= 0xFFFFu;
@@ -409,6 +413,10 @@ FPSIM_HD uint32_t fpsim_src16_rule(const fpsim_spec *s, uint32_t src_format, uin
     }
     if ((s->flags & FPSIM_SPEC_BF16_NAN_QUIET) && src_format == FPSIM_BF16 && (h & 0x7FFFu) > 0x7F80u) {
         *code = fpsim_round_f32(((h & 0x8000u) << 16) | 0x7FC00000u, s, 0u);
+        return 1;
+    }
+    if ((s->flags & FPSIM_SPEC_NAN_C10_SCALAR) && src_format == FPSIM_F16 && (h & 0x7FFFu) > 0x7C00u) {
+        *code = 0x7FC0u;
         return 1;
     }
     return 0;

@@ -87,9 +87,13 @@ enum {
     FPSIM_SPEC_SAME_FORMAT_COPY = 1u << 9, /* BF16/F16: a source already in this format is copied,
                                             * NaN payloads included (torch .to() returns self,
                                             * numpy astype to the same dtype copies) */
-    FPSIM_SPEC_BF16_NAN_QUIET = 1u << 10   /* a bf16 NaN source converts as the float32 quiet NaN
+    FPSIM_SPEC_BF16_NAN_QUIET = 1u << 10,  /* a bf16 NaN source converts as the float32 quiet NaN
                                             * of its sign, payload dropped (ml_dtypes' bfloat16 ->
                                             * float16 cast: 0x7E00 with the sign) */
+    FPSIM_SPEC_NAN_C10_SCALAR = 1u << 11   /* BF16: a NaN from a float64 or f16 source gives
+                                            * 0x7FC0 whatever its sign (c10::BFloat16's scalar
+                                            * rounding, which torch's CPU casts from double and
+                                            * half take); float32 sources keep nan_pos/nan_neg */
 };
 
 /* One implementation's complete conversion rule for one format: everything that decides bits.

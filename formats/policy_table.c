@@ -34,7 +34,8 @@ enum {
     TORCHAO = FPSIM_SPEC_NAN_TORCHAO,
     GRID = FPSIM_SPEC_E8M0_TRUE_GRID,
     COPY = FPSIM_SPEC_SAME_FORMAT_COPY,
-    BF16Q = FPSIM_SPEC_BF16_NAN_QUIET
+    BF16Q = FPSIM_SPEC_BF16_NAN_QUIET,
+    C10NAN = FPSIM_SPEC_NAN_C10_SCALAR
 };
 
 /* Policy names in display order (every row's policy must be here). */
@@ -53,8 +54,8 @@ static const policy_row rows[] = {
      "CUDA 13 cuda_fp8.hpp __nv_cvt_float_to_fp8(__NV_NOSAT): overflow -> NaN, NaN canonicalized to 0x7F"},
     {"torch",         FPSIM_E4M3, 0x7F, 0xFF, 0x7F, 0xFF, 0x7F, 0xFF, 0, 0, VIA32, FPSIM_RNE,
      "torch <= 2.11 .to(float8_e4m3fn), CPU = CUDA (c10 Float8_e4m3fn.h): overflow and Inf -> NaN, NaN sign kept"},
-    {"torch-sat",     FPSIM_E4M3, 0x7E, 0xFE, 0x7F, 0xFF, 0x7F, 0xFF, 0, 0, VIA32, FPSIM_RNE,
-     "torch >= 2.12 eager casts (PRs #177870, #178817): finite overflow saturates; Inf/NaN as 2.11 (unverified)"},
+    {"torch-sat",     FPSIM_E4M3, 0x7E, 0xFE, 0x7E, 0xFE, 0x7F, 0xFF, 0, 0, VIA32, FPSIM_RNE,
+     "torch >= 2.12 .to(float8_e4m3fn), CPU = CUDA (PR #178817, c10 Float8_e4m3fn.h): overflow and Inf -> +-448, NaN sign kept"},
     {"ml_dtypes",     FPSIM_E4M3, 0x7F, 0xFF, 0x7F, 0xFF, 0x7F, 0xFF, 0, 0, VIA32, FPSIM_RNE,
      "ml_dtypes 0.6 astype(float8_e4m3fn) (numpy astype from float64 goes through float32)"},
     {"ml_dtypes-sat", FPSIM_E4M3, 0x7E, 0xFE, 0x7F, 0xFF, 0x7F, 0xFF, 0, 0, VIA32, FPSIM_RNE,
@@ -131,8 +132,9 @@ static const policy_row rows[] = {
      "same as nv (cvt.rn.bf16.f32 does not saturate)"},
     {"torch",         FPSIM_BF16, 0x7F80, 0xFF80, 0x7F80, 0xFF80, 0x7FFF, 0x7FFF, 0, 0, VIA32 | COPY, FPSIM_RNE,
      "torch 2.11 .to(bfloat16) on a CUDA device: NaN -> 0x7FFF; a bf16 tensor is returned as it is"},
-    {"torch-cpu",     FPSIM_BF16, 0x7F80, 0xFF80, 0x7F80, 0xFF80, 0xFFFF, 0xFFFF, 0, 0, VIA32 | COPY, FPSIM_RNE,
-     "torch 2.11 CPU tensor .to(bfloat16) (vectorized path): NaN -> 0xFFFF; a bf16 tensor is returned as it is"},
+    {"torch-cpu",     FPSIM_BF16, 0x7F80, 0xFF80, 0x7F80, 0xFF80, 0xFFFF, 0xFFFF, 0, 0, VIA32 | COPY | C10NAN, FPSIM_RNE,
+     "torch 2.11-2.15 CPU tensor .to(bfloat16): NaN -> 0xFFFF from float32 (vectorized path), 0x7FC0 from "
+     "float64 and float16 (c10 scalar path); a bf16 tensor is returned as it is"},
     {"ml_dtypes",     FPSIM_BF16, 0x7F80, 0xFF80, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0, 0, VIA32 | COPY, FPSIM_RNE,
      "ml_dtypes 0.6 / Eigen float_to_bfloat16_rtne<false>: NaN -> 0x7FC0 with sign; astype from bfloat16 copies"},
     {"ml_dtypes-sat", FPSIM_BF16, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0, 0, VIA32, FPSIM_RNE,

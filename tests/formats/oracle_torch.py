@@ -3,7 +3,8 @@
 
 Only rules that torch computes the same way on every device are checked here: c10's scalar
 converters (torch/headeronly/util/Float8_*.h, C10_HOST_DEVICE, used by the CPU and CUDA
-kernels alike) and the CPU-only `torch-cpu` BF16 path. The CUDA-only rows (`torch` bf16 and f16,
+kernels alike; `clamp` for FP8 is torch.clamp then the same converters) and the CPU-only
+`torch-cpu` BF16 path. The CUDA-only rows (`torch` bf16 and f16,
 whose NaN is __float2bfloat16's and __float2half's 0x7FFF) need a GPU and are not checked.
 
 Which e4m3 row torch matches depends on its release: `torch` is <= 2.11 (overflow and Inf ->
@@ -43,14 +44,24 @@ def torch_release():
 
 
 def cases():
-    """(fpsim format, fpsim policy, torch dtype) of the device-independent rules."""
+    """(fpsim format, fpsim policy, torch dtype, clamp bound or None) of the device-independent
+    rules; `clamp` is torch.clamp(x, -max, max).to(dtype)."""
     e4m3 = "torch-sat" if torch_release() >= (2, 12) else "torch"
     return [
-        ("e4m3", e4m3, torch.float8_e4m3fn),
-        ("e5m2", "torch", torch.float8_e5m2),
-        ("e8m0", "torch", torch.float8_e8m0fnu),
-        ("bf16", "torch-cpu", torch.bfloat16),
+        ("e4m3", e4m3, torch.float8_e4m3fn, None),
+        ("e5m2", "torch", torch.float8_e5m2, None),
+        ("e8m0", "torch", torch.float8_e8m0fnu, None),
+        ("bf16", "torch-cpu", torch.bfloat16, None),
+        ("e4m3", "clamp", torch.float8_e4m3fn, 448.0),
+        ("e5m2", "clamp", torch.float8_e5m2, 57344.0),
     ]
+
+
+def torch_cast(t, dtype, bound):
+    """torch's codes for tensor t: .to(dtype), after torch.clamp when bound is given."""
+    if bound is not None:
+        t = torch.clamp(t, -bound, bound)
+    return codes_of(t.to(dtype))
 
 
 def fpsim_convert(fpsim, fmt, policy, data, src):
@@ -110,36 +121,43 @@ class Check:
         return 1 if self.failures else 0
 
 
-def check_f32(fpsim, fmt, policy, dtype, stride):
+def check_f32(fpsim, fmt, policy, dtype, bound, stride):
     x = np.concatenate([np.arange(0, 1 << 32, stride, dtype=np.uint64).astype(np.uint32),
                         near_thresholds(dtype), SPECIALS])
-    want = codes_of(torch.from_numpy(x.view(np.float32).copy()).to(dtype))
+    want = torch_cast(torch.from_numpy(x.view(np.float32).copy()), dtype, bound)
     got = np.frombuffer(fpsim_convert(fpsim, fmt, policy, x.tobytes(), "f32"), dtype=want.dtype)
     c = Check(f"f32->{fmt} {policy} vs torch {torch.__version__} .to({dtype})")
     c.compare(x, got, want, lambda b: f"0x{int(b):08x}")
     return c.summary()
 
 
-def check_f64(fpsim, fmt, policy, dtype):
+def check_f64(fpsim, fmt, policy, dtype, bound):
     near32 = near_thresholds(dtype).view(np.float32).astype(np.float64)
     f32_next = np.nextafter(near32.astype(np.float32), np.float32(np.inf)).astype(np.float64)
     half = (near32 + f32_next) / 2
     x = np.concatenate([near32, np.nextafter(near32, np.inf), np.nextafter(near32, -np.inf), half,
                         np.nextafter(half, np.inf), np.nextafter(half, -np.inf),
                         [np.inf, -np.inf, np.nan, 0.0, -0.0]])
-    want = codes_of(torch.from_numpy(x).to(dtype))
+    want = torch_cast(torch.from_numpy(x), dtype, bound)
     got = np.frombuffer(fpsim_convert(fpsim, fmt, policy, x.tobytes(), "f64"), dtype=want.dtype)
     c = Check(f"f64->{fmt} {policy} vs torch .to({dtype})")
     c.compare(x, got, want, lambda v: float(v).hex())
     return c.summary()
 
 
-def check_16bit(fpsim, fmt, policy, dtype):
+def check_16bit(fpsim, fmt, policy, dtype, bound):
     failed = 0
     for src, sdt in (("bf16", torch.bfloat16), ("f16", torch.float16)):
+        if bound is not None and src == "bf16":
+            # torch.clamp of a bf16 tensor on the CPU rewrites NaN on its vectorized path (0xFFFF,
+            # the sign set) but not on its scalar one (short tensors keep 0x7F81): an artifact of
+            # clamp's CPU kernel, not of the cast, so not a rule to model
+            print(f"note: bf16->{fmt} {policy} not checked: CPU torch.clamp of bf16 NaN depends "
+                  f"on the tensor's length", flush=True)
+            continue
         h = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
         t = torch.from_numpy(h.view(np.int16).copy()).view(sdt)
-        want = codes_of(t.to(dtype))
+        want = torch_cast(t, dtype, bound)
         got = np.frombuffer(fpsim_convert(fpsim, fmt, policy, h.tobytes(), src), dtype=want.dtype)
         c = Check(f"{src}->{fmt} {policy} vs torch .to({dtype})")
         c.compare(h, got, want, lambda b: f"0x{int(b):04x}")
@@ -182,10 +200,10 @@ def main():
     warnings.simplefilter("ignore", RuntimeWarning)
     failed = 0
     try:
-        for fmt, policy, dtype in cases():
-            failed += check_f32(args.fpsim, fmt, policy, dtype, args.stride)
-            failed += check_f64(args.fpsim, fmt, policy, dtype)
-            failed += check_16bit(args.fpsim, fmt, policy, dtype)
+        for fmt, policy, dtype, bound in cases():
+            failed += check_f32(args.fpsim, fmt, policy, dtype, bound, args.stride)
+            failed += check_f64(args.fpsim, fmt, policy, dtype, bound)
+            failed += check_16bit(args.fpsim, fmt, policy, dtype, bound)
         failed += check_same_dtype(args.fpsim)
     except RuntimeError as e:
         print(f"FAIL {e}", file=sys.stderr)

@@ -397,13 +397,15 @@ FPSIM_HD uint32_t fpsim_src16_has_rule(const fpsim_spec *s, uint32_t src_format)
 {
     return ((s->flags & FPSIM_SPEC_SAME_FORMAT_COPY) && s->format == src_format) ||
            ((s->flags & FPSIM_SPEC_BF16_NAN_QUIET) && src_format == FPSIM_BF16) ||
-           ((s->flags & FPSIM_SPEC_NAN_C10_SCALAR) && src_format == FPSIM_F16);
+           ((s->flags & (FPSIM_SPEC_NAN_C10_SCALAR | FPSIM_SPEC_NAN_TORCHAO)) && src_format == FPSIM_F16);
 }
 
 /* 1 where a 16-bit source value h does not take the float32 rule of its widening; *code is then
  * its code: h itself under FPSIM_SPEC_SAME_FORMAT_COPY, the rule of the float32 quiet NaN of its
  * sign for a bf16 NaN under FPSIM_SPEC_BF16_NAN_QUIET, 0x7FC0 for an f16 NaN under
- * FPSIM_SPEC_NAN_C10_SCALAR (all independent of the rounding mode). */
+ * FPSIM_SPEC_NAN_C10_SCALAR, and under FPSIM_SPEC_NAN_TORCHAO the rule of an f16 NaN widened as
+ * torch widens half (x.float(): the quiet bit set, the payload kept), whose bit arithmetic
+ * torchao then applies (all independent of the rounding mode). */
 FPSIM_HD uint32_t fpsim_src16_rule(const fpsim_spec *s, uint32_t src_format, uint32_t h, uint32_t *code)
 {
     h &= 0xFFFFu;
@@ -417,6 +419,10 @@ FPSIM_HD uint32_t fpsim_src16_rule(const fpsim_spec *s, uint32_t src_format, uin
     }
     if ((s->flags & FPSIM_SPEC_NAN_C10_SCALAR) && src_format == FPSIM_F16 && (h & 0x7FFFu) > 0x7C00u) {
         *code = 0x7FC0u;
+        return 1;
+    }
+    if ((s->flags & FPSIM_SPEC_NAN_TORCHAO) && src_format == FPSIM_F16 && (h & 0x7FFFu) > 0x7C00u) {
+        *code = fpsim_round_f32(fpsim_f16_to_f32_bits(h) | 0x00400000u, s, 0u);
         return 1;
     }
     return 0;

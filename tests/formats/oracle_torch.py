@@ -165,6 +165,48 @@ def check_16bit(fpsim, fmt, policy, dtype, bound):
     return failed
 
 
+def check_torchao(fpsim, stride):
+    """e2m1, e2m3 and e3m2 under `torchao` against torchao's own float32 -> FPx bit arithmetic
+    (torchao.prototype.custom_fp_utils._f32_to_floatx_unpacked), NaN payload rule included; 16-bit
+    sources as torchao gets them, widened by .float(). Skipped when torchao is not importable."""
+    try:
+        from torchao.prototype.custom_fp_utils import _f32_to_floatx_unpacked
+        import torchao
+    except ImportError as e:
+        print(f"note: torchao policies not checked: torchao not importable ({e})", flush=True)
+        return 0
+    failed = 0
+    for fmt, ebits, mbits in (("e2m1", 2, 1), ("e2m3", 2, 3), ("e3m2", 3, 2)):
+        # the format's own thresholds: every value and midpoint of E(ebits)M(mbits), no Inf/NaN
+        n = 1 << (1 + ebits + mbits)
+        bias = (1 << (ebits - 1)) - 1
+        vals = []
+        for c in range(n // 2):
+            e, m = c >> mbits, c & ((1 << mbits) - 1)
+            vals.append(m * 2.0 ** (1 - bias - mbits) if e == 0 else (1 + m / (1 << mbits)) * 2.0 ** (e - bias))
+        vals = np.array(sorted(vals))
+        pts = np.concatenate([vals, (vals[:-1] + vals[1:]) / 2, [vals[-1] * 2]])
+        pts = pts.astype(np.float32).view(np.uint32).astype(np.int64)
+        near = np.unique((pts[:, None] + np.arange(-8, 9)[None, :]).ravel())
+        near = near[(near >= 0) & (near <= 0x7F800000)].astype(np.uint32)
+        x = np.concatenate([np.arange(0, 1 << 32, stride, dtype=np.uint64).astype(np.uint32), near,
+                            near | np.uint32(0x80000000), SPECIALS])
+        want = _f32_to_floatx_unpacked(torch.from_numpy(x.view(np.float32).copy()), ebits, mbits).numpy()
+        got = np.frombuffer(fpsim_convert(fpsim, fmt, "torchao", x.tobytes(), "f32"), dtype=np.uint8)
+        c = Check(f"f32->{fmt} torchao vs torchao {torchao.__version__} _f32_to_floatx_unpacked")
+        c.compare(x, got, want, lambda b: f"0x{int(b):08x}")
+        failed += c.summary()
+        for src, sdt in (("bf16", torch.bfloat16), ("f16", torch.float16)):
+            h = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+            t = torch.from_numpy(h.view(np.int16).copy()).view(sdt).float()
+            want = _f32_to_floatx_unpacked(t, ebits, mbits).numpy()
+            got = np.frombuffer(fpsim_convert(fpsim, fmt, "torchao", h.tobytes(), src), dtype=np.uint8)
+            c = Check(f"{src}->{fmt} torchao vs torchao _f32_to_floatx_unpacked(x.float())")
+            c.compare(h, got, want, lambda b: f"0x{int(b):04x}")
+            failed += c.summary()
+    return failed
+
+
 def check_same_dtype(fpsim):
     """bf16 -> bf16 and f16 -> f16 under `torch`: .to() returns the tensor itself."""
     failed = 0
@@ -205,6 +247,7 @@ def main():
             failed += check_f64(args.fpsim, fmt, policy, dtype, bound)
             failed += check_16bit(args.fpsim, fmt, policy, dtype, bound)
         failed += check_same_dtype(args.fpsim)
+        failed += check_torchao(args.fpsim, args.stride)
     except RuntimeError as e:
         print(f"FAIL {e}", file=sys.stderr)
         return 1

@@ -3,7 +3,8 @@
  * 1. bf16 and f16 sources: all 2^16 inputs, each through every (format, policy, mode) below,
  *    vs the reference applied to the source value decoded from its definition (a NaN: to its
  *    exact float32 widening), except the casts that return their input, drop a bf16 NaN's
- *    payload or take c10's scalar NaN (returns_input, bf16_nan_quieted, c10_scalar_nan).
+ *    payload, take c10's scalar NaN or quiet an f16 NaN on the way (returns_input,
+ *    bf16_nan_quieted, c10_scalar_nan, f16_nan_quieted).
  * 2. f64 sources: every representable value and midpoint of the target, +-1..3 double ulps and
  *    +-1 float ulp around each, both signs, plus 2^20 random doubles per case; rounded once (or
  *    via float32 first where the policy says so: NumPy astype, formats-spec.md §1.3).
@@ -65,6 +66,13 @@ static int c10_scalar_nan(const char *policy, const char *format)
 {
     return !strcmp(policy, "torch-cpu") && !strcmp(format, "bf16");
 }
+/* torchao's FPx conversion takes float32 tensors: a float16 one reaches it through torch's
+ * half -> float widening, which sets the quiet bit of a NaN (oracle_torch.py measures it), and
+ * torchao's bit arithmetic then sees that payload. */
+static int f16_nan_quieted(const char *policy, int from_bf16)
+{
+    return !from_bf16 && !strcmp(policy, "torchao");
+}
 
 static test_counter tc16, tc64, tcdec;
 static ref_grid grid;
@@ -114,6 +122,8 @@ static void check_16bit_sources(const src_case *c, ref_mode m, const ref_rules *
                                        : ((h & 0x8000u) << 16) | 0x7F800000u | ((h & 0x3FFu) << 13);
             if (bf16_nan_quieted(c->policy, c->format, from_bf16))
                 nan32 = ((h & 0x8000u) << 16) | 0x7FC00000u;
+            if (f16_nan_quieted(c->policy, from_bf16))
+                nan32 |= 0x00400000u;
             uint32_t want = isnan(v) ? ref_nan_f32(grid.f, rr, nan32) : ref_round(&grid, rr, m, v);
             if (returns_input(c->policy, c->format, from_bf16))
                 want = h;

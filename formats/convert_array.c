@@ -252,6 +252,14 @@ typedef struct convert_job {
 
 static uint32_t src_format(enum source src) { return src == SRC_BF16 ? FPSIM_BF16 : FPSIM_F16; }
 
+static void store_code(void *codes, int wide, size_t i, uint32_t code)
+{
+    if (wide)
+        ((uint16_t *)codes)[i] = (uint16_t)code;
+    else
+        ((uint8_t *)codes)[i] = (uint8_t)code;
+}
+
 /* Codes [pos, pos + len) of float64 NaN sources under FPSIM_SPEC_NAN_C10_SCALAR: the scalar
  * core's (fpsim_round_f64), where the float32 path above gave the float32 source's NaN. */
 static void apply_f64_nan_rule(void *codes, int wide, const unsigned char *x, size_t pos, size_t len,
@@ -261,11 +269,7 @@ static void apply_f64_nan_rule(void *codes, int wide, const unsigned char *x, si
         const uint64_t b = load64(x, i);
         if ((b & 0x7FFFFFFFFFFFFFFFull) <= 0x7FF0000000000000ull)
             continue;
-        const uint32_t code = fpsim_round_f64(b, s, 0u);
-        if (wide)
-            ((uint16_t *)codes)[pos + i] = (uint16_t)code;
-        else
-            ((uint8_t *)codes)[pos + i] = (uint8_t)code;
+        store_code(codes, wide, pos + i, fpsim_round_f64(b, s, 0u));
     }
 }
 
@@ -276,12 +280,8 @@ static void apply_src16_rule(void *codes, int wide, const uint16_t *h, size_t po
 {
     for (size_t i = 0; i < len; i++) {
         uint32_t code;
-        if (!fpsim_src16_rule(s, src, h[i], &code))
-            continue;
-        if (wide)
-            ((uint16_t *)codes)[pos + i] = (uint16_t)code;
-        else
-            ((uint8_t *)codes)[pos + i] = (uint8_t)code;
+        if (fpsim_src16_rule(s, src, h[i], &code))
+            store_code(codes, wide, pos + i, code);
     }
 }
 

@@ -391,7 +391,7 @@ FPSIM_HD uint32_t fpsim_f16_to_f32_bits(uint32_t h)
 }
 
 /* 16-bit sources (src_format FPSIM_BF16 or FPSIM_F16) convert as the float32 rule of their exact
- * widening, except where the emulated cast does something else (the three flags below). Only NaN
+ * widening, except where the emulated cast does something else (the flags below). Only NaN
  * codes can differ: the widening is exact and the copy is an identity on every other value. */
 FPSIM_HD uint32_t fpsim_src16_has_rule(const fpsim_spec *s, uint32_t src_format)
 {

@@ -33,6 +33,17 @@ except ImportError as e:  # pragma: no cover - depends on the machine
     print(f"skipped: ml_dtypes/numpy not importable ({e}); pip install ml_dtypes==0.6.0")
     sys.exit(77)
 
+from oracle_common import Mismatches, fpsim_convert as fpsim_convert_policy, fpsim_missing
+
+
+def fpsim_convert(fpsim, fmt, data, src="f32"):
+    """Codes from `fpsim convert --policy ml_dtypes`."""
+    return fpsim_convert_policy(fpsim, fmt, "ml_dtypes", data, src)
+
+
+def ml_dtypes_check(label):
+    return Mismatches(label, "ml_dtypes")
+
 # fpsim format name -> (ml_dtypes type name, swept completely over 2^32 inputs?)
 FORMATS = {
     "e4m3": ("float8_e4m3fn", True),
@@ -52,7 +63,6 @@ FORMATS = {
 }
 CHUNK = 1 << 24
 SAMPLED_STRIDE = 15
-PRINT_LIMIT = 10
 
 
 def dtype_of(name):
@@ -60,40 +70,9 @@ def dtype_of(name):
     return getattr(ml_dtypes, name, None) or np.dtype(name).type
 
 
-def fpsim_convert(fpsim, fmt, data, src="f32"):
-    """Codes from `fpsim convert` for raw little-endian input bytes."""
-    cmd = [fpsim, "convert", "--to", fmt, "--from", src, "--policy", "ml_dtypes"]
-    res = subprocess.run(cmd, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if res.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({res.returncode}): "
-                           f"{res.stderr.decode(errors='replace').strip()}")
-    return res.stdout
-
-
 def codes_of(arr):
     """ml_dtypes array -> its codes as unsigned integers."""
     return arr.view(np.uint16 if arr.dtype.itemsize == 2 else np.uint8)
-
-
-class Mismatches:
-    def __init__(self, label):
-        self.label, self.checks, self.failures = label, 0, 0
-
-    def compare(self, inputs, got, want, fmt_in):
-        self.checks += len(want)
-        bad = np.nonzero(got != want)[0]
-        for i in bad[: max(0, PRINT_LIMIT - self.failures)]:
-            print(f"FAIL [{self.label}] x={fmt_in(inputs[i])}: fpsim 0x{int(got[i]):02x}, "
-                  f"ml_dtypes 0x{int(want[i]):02x}", file=sys.stderr)
-        self.failures += len(bad)
-
-    def summary(self):
-        if self.checks == 0:
-            print(f"FAIL [{self.label}] made no comparison", file=sys.stderr)
-            return 1
-        print(f"{'FAIL' if self.failures else 'ok  '} [{self.label}] {self.checks} checks, "
-              f"{self.failures} failures", flush=True)
-        return 1 if self.failures else 0
 
 
 def near_thresholds(dt):
@@ -140,7 +119,7 @@ def sweep_f32(fpsim, fmt, dtname, stride, pool):
     """All (or every stride-th) float32 patterns through one streaming `fpsim convert`."""
     dt = dtype_of(dtname)
     full = stride == 1
-    m = Mismatches(f"f32->{fmt} ml_dtypes vs {dtname}.astype"
+    m = ml_dtypes_check(f"f32->{fmt} ml_dtypes vs {dtname}.astype"
                    + ("" if full else f" (every {stride}th + near thresholds)"))
     t0, c0 = time.time(), cpu_seconds()
     chunks = [("range", start) for start in range(0, 1 << 32, CHUNK * stride)]
@@ -203,7 +182,7 @@ def sweep_f64(fpsim, fmt, dtname, pool):
     x = np.concatenate([near32, up, down, half, np.nextafter(half, np.inf),
                         np.nextafter(half, -np.inf), rand, [np.inf, -np.inf, np.nan, 0.0, -0.0]])
     x = x[np.isfinite(x) | np.isinf(x) | np.isnan(x)]
-    m = Mismatches(f"f64->{fmt} ml_dtypes vs numpy astype")
+    m = ml_dtypes_check(f"f64->{fmt} ml_dtypes vs numpy astype")
     want = codes_of(x.astype(dt))
     got = np.frombuffer(fpsim_convert(fpsim, fmt, x.astype(np.float64).tobytes(), "f64"),
                         dtype=want.dtype)
@@ -218,7 +197,7 @@ def sweep_16bit_sources(fpsim, fmt, dtname):
     failed = 0
     for src, sdt in (("bf16", ml_dtypes.bfloat16), ("f16", np.float16)):
         h = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
-        m = Mismatches(f"{src}->{fmt} ml_dtypes vs astype from {np.dtype(sdt).name}")
+        m = ml_dtypes_check(f"{src}->{fmt} ml_dtypes vs astype from {np.dtype(sdt).name}")
         want = codes_of(h.view(sdt).astype(dt))
         got = np.frombuffer(fpsim_convert(fpsim, fmt, h.tobytes(), src), dtype=want.dtype)
         m.compare(h, got, want, lambda b: f"0x{int(b):04x}")
@@ -238,9 +217,7 @@ def main():
         if f not in FORMATS:
             print(f"unknown format '{f}'; valid: {', '.join(FORMATS)}", file=sys.stderr)
             return 2
-    if not os.access(args.fpsim, os.X_OK):
-        print(f"FAIL fpsim executable not found at '{args.fpsim}' (build the fpsim target)",
-              file=sys.stderr)
+    if fpsim_missing(args.fpsim):
         return 1
     print(f"ml_dtypes {ml_dtypes.__version__}, numpy {np.__version__}", flush=True)
     f64_modelled = ml_dtypes.__version__.split(".")[:2] == ["0", "6"]

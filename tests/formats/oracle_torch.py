@@ -22,8 +22,6 @@ Usage: oracle_torch.py --fpsim PATH [--stride S]
 Exit 0 pass, 1 mismatch, 2 usage, 77 skipped (torch not importable).
 """
 import argparse
-import os
-import subprocess
 import sys
 import warnings
 
@@ -34,8 +32,11 @@ except ImportError as e:  # pragma: no cover - depends on the machine
     print(f"skipped: torch/numpy not importable ({e}); pip install torch numpy")
     sys.exit(77)
 
-PRINT_LIMIT = 10
+from oracle_common import Mismatches, fpsim_convert, fpsim_missing
 
+
+def torch_check(label):
+    return Mismatches(label, "torch")
 
 def torch_release():
     """(major, minor) of the installed torch."""
@@ -62,15 +63,6 @@ def torch_cast(t, dtype, bound):
     if bound is not None:
         t = torch.clamp(t, -bound, bound)
     return codes_of(t.to(dtype))
-
-
-def fpsim_convert(fpsim, fmt, policy, data, src):
-    cmd = [fpsim, "convert", "--to", fmt, "--from", src, "--policy", policy]
-    res = subprocess.run(cmd, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if res.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({res.returncode}): "
-                           f"{res.stderr.decode(errors='replace').strip()}")
-    return res.stdout
 
 
 def codes_of(t):
@@ -100,33 +92,12 @@ SPECIALS = np.array([0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000,
                      0x007FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF], dtype=np.uint32)
 
 
-class Check:
-    def __init__(self, label):
-        self.label, self.checks, self.failures = label, 0, 0
-
-    def compare(self, inputs, got, want, show):
-        self.checks += len(want)
-        bad = np.nonzero(got != want)[0]
-        for i in bad[: max(0, PRINT_LIMIT - self.failures)]:
-            print(f"FAIL [{self.label}] x={show(inputs[i])}: fpsim 0x{int(got[i]):02x}, "
-                  f"torch 0x{int(want[i]):02x}", file=sys.stderr)
-        self.failures += len(bad)
-
-    def summary(self):
-        if self.checks == 0:
-            print(f"FAIL [{self.label}] made no comparison", file=sys.stderr)
-            return 1
-        print(f"{'FAIL' if self.failures else 'ok  '} [{self.label}] {self.checks} checks, "
-              f"{self.failures} failures", flush=True)
-        return 1 if self.failures else 0
-
-
 def check_f32(fpsim, fmt, policy, dtype, bound, stride):
     x = np.concatenate([np.arange(0, 1 << 32, stride, dtype=np.uint64).astype(np.uint32),
                         near_thresholds(dtype), SPECIALS])
     want = torch_cast(torch.from_numpy(x.view(np.float32).copy()), dtype, bound)
     got = np.frombuffer(fpsim_convert(fpsim, fmt, policy, x.tobytes(), "f32"), dtype=want.dtype)
-    c = Check(f"f32->{fmt} {policy} vs torch {torch.__version__} .to({dtype})")
+    c = torch_check(f"f32->{fmt} {policy} vs torch {torch.__version__} .to({dtype})")
     c.compare(x, got, want, lambda b: f"0x{int(b):08x}")
     return c.summary()
 
@@ -140,7 +111,7 @@ def check_f64(fpsim, fmt, policy, dtype, bound):
                         [np.inf, -np.inf, np.nan, 0.0, -0.0]])
     want = torch_cast(torch.from_numpy(x), dtype, bound)
     got = np.frombuffer(fpsim_convert(fpsim, fmt, policy, x.tobytes(), "f64"), dtype=want.dtype)
-    c = Check(f"f64->{fmt} {policy} vs torch .to({dtype})")
+    c = torch_check(f"f64->{fmt} {policy} vs torch .to({dtype})")
     c.compare(x, got, want, lambda v: float(v).hex())
     return c.summary()
 
@@ -159,7 +130,7 @@ def check_16bit(fpsim, fmt, policy, dtype, bound):
         t = torch.from_numpy(h.view(np.int16).copy()).view(sdt)
         want = torch_cast(t, dtype, bound)
         got = np.frombuffer(fpsim_convert(fpsim, fmt, policy, h.tobytes(), src), dtype=want.dtype)
-        c = Check(f"{src}->{fmt} {policy} vs torch .to({dtype})")
+        c = torch_check(f"{src}->{fmt} {policy} vs torch .to({dtype})")
         c.compare(h, got, want, lambda b: f"0x{int(b):04x}")
         failed += c.summary()
     return failed
@@ -193,7 +164,8 @@ def check_torchao(fpsim, stride):
                             near | np.uint32(0x80000000), SPECIALS])
         want = _f32_to_floatx_unpacked(torch.from_numpy(x.view(np.float32).copy()), ebits, mbits).numpy()
         got = np.frombuffer(fpsim_convert(fpsim, fmt, "torchao", x.tobytes(), "f32"), dtype=np.uint8)
-        c = Check(f"f32->{fmt} torchao vs torchao {torchao.__version__} _f32_to_floatx_unpacked")
+        c = Mismatches(f"f32->{fmt} torchao vs torchao {torchao.__version__} _f32_to_floatx_unpacked",
+                       "torchao")
         c.compare(x, got, want, lambda b: f"0x{int(b):08x}")
         failed += c.summary()
         for src, sdt in (("bf16", torch.bfloat16), ("f16", torch.float16)):
@@ -201,7 +173,7 @@ def check_torchao(fpsim, stride):
             t = torch.from_numpy(h.view(np.int16).copy()).view(sdt).float()
             want = _f32_to_floatx_unpacked(t, ebits, mbits).numpy()
             got = np.frombuffer(fpsim_convert(fpsim, fmt, "torchao", h.tobytes(), src), dtype=np.uint8)
-            c = Check(f"{src}->{fmt} torchao vs torchao _f32_to_floatx_unpacked(x.float())")
+            c = Mismatches(f"{src}->{fmt} torchao vs torchao _f32_to_floatx_unpacked(x.float())", "torchao")
             c.compare(h, got, want, lambda b: f"0x{int(b):04x}")
             failed += c.summary()
     return failed
@@ -216,8 +188,8 @@ def check_same_dtype(fpsim):
         same = t.to(dtype)
         want = codes_of(same)
         got = np.frombuffer(fpsim_convert(fpsim, fmt, "torch", h.tobytes(), fmt), dtype=want.dtype)
-        c = Check(f"{fmt}->{fmt} torch vs torch .to({dtype}) of a {dtype} tensor "
-                  f"({'the same tensor' if same is t else 'a new tensor'})")
+        c = torch_check(f"{fmt}->{fmt} torch vs torch .to({dtype}) of a {dtype} tensor "
+                        f"({'the same tensor' if same is t else 'a new tensor'})")
         c.compare(h, got, want, lambda b: f"0x{int(b):04x}")
         failed += c.summary()
     return failed
@@ -231,9 +203,7 @@ def main():
     if args.stride < 1 or args.stride % 2 == 0:
         print(f"--stride must be odd and positive, not {args.stride}", file=sys.stderr)
         return 2
-    if not os.access(args.fpsim, os.X_OK):
-        print(f"FAIL fpsim executable not found at '{args.fpsim}' (build the fpsim target)",
-              file=sys.stderr)
+    if fpsim_missing(args.fpsim):
         return 1
     print(f"torch {torch.__version__}, numpy {np.__version__}", flush=True)
     other = "torch" if torch_release() >= (2, 12) else "torch-sat"

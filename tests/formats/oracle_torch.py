@@ -143,7 +143,7 @@ def check_torchao(fpsim, stride):
     try:
         from torchao.prototype.custom_fp_utils import _f32_to_floatx_unpacked
         import torchao
-    except ImportError as e:
+    except Exception as e:  # ImportError, or a torchao built for another torch failing to load
         print(f"note: torchao policies not checked: torchao not importable ({e})", flush=True)
         return 0
     failed = 0

@@ -220,7 +220,7 @@ int bench_quantize(int argc, char **argv)
             long n;
             st = fpsim_cli_parse_int(v, "--reps", 1, 1000, &n);
             reps = (int)n;
-        } else if (VALUE("--case")) {
+        } else if ((r = fpsim_cli_take_list_value(CMD, argc, argv, &i, "--case", &v)) != 0) {
             if (nchosen == sizeof chosen / sizeof *chosen) {
                 fpsim_cli_error(CMD, "too many --case options");
                 return FPSIM_EXIT_USAGE;

@@ -216,7 +216,7 @@ int bench_quantize_gpu(int argc, char **argv)
             long k;
             st = fpsim_cli_parse_int(v, "--spread", 0, 100, &k);
             spread = (int)k;
-        } else if (VALUE("--case")) {
+        } else if ((r = fpsim_cli_take_list_value(CMD, argc, argv, &i, "--case", &v)) != 0) {
             if (nonly == sizeof only / sizeof *only) {
                 fpsim_cli_error(CMD, "too many --case options");
                 return FPSIM_EXIT_USAGE;

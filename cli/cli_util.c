@@ -65,16 +65,33 @@ int fpsim_cli_wants_help(int argc, char **argv)
     return 0;
 }
 
-int fpsim_cli_take_value(const char *cmd, int argc, char **argv, int *i, const char *name,
-                         const char **value)
+/* 1 if argv[k] is option `name`, alone ("--name") or with its value ("--name=VALUE"). */
+static int is_option(const char *arg, const char *name)
+{
+    size_t len = strlen(name);
+    return !strncmp(arg, name, len) && (arg[len] == '\0' || arg[len] == '=');
+}
+
+/* The shared body of take_value and take_list_value; `once` refuses a second occurrence. */
+static int take(const char *cmd, int argc, char **argv, int *i, const char *name, const char **value, int once)
 {
     const char *arg = argv[*i];
+    if (!is_option(arg, name)) return 0;
+    /* Callers test the result as nonzero and may read *value before they look at its sign. */
+    *value = "";
+    /* A second occurrence is found by looking back over the arguments before this one. A value
+     * that happens to spell the option (`--out --to`) would count too; no option takes such a
+     * value. */
+    if (once)
+        for (int k = 1; k < *i; k++)
+            if (is_option(argv[k], name)) {
+                fpsim_cli_error(cmd, "option %s given twice (it takes one value)", name);
+                return -1;
+            }
     size_t len = strlen(name);
-    if (strncmp(arg, name, len) != 0) return 0;
     if (arg[len] == '=') {
         *value = arg + len + 1;
     } else {
-        if (arg[len] != '\0') return 0;
         if (*i + 1 >= argc) {
             fpsim_cli_error(cmd, "option %s needs a value", name);
             return -1;
@@ -87,6 +104,18 @@ int fpsim_cli_take_value(const char *cmd, int argc, char **argv, int *i, const c
         return -1;
     }
     return 1;
+}
+
+int fpsim_cli_take_value(const char *cmd, int argc, char **argv, int *i, const char *name,
+                         const char **value)
+{
+    return take(cmd, argc, argv, i, name, value, 1);
+}
+
+int fpsim_cli_take_list_value(const char *cmd, int argc, char **argv, int *i, const char *name,
+                              const char **value)
+{
+    return take(cmd, argc, argv, i, name, value, 0);
 }
 
 int fpsim_cli_unknown_option(const char *cmd, const char *arg)

@@ -48,9 +48,15 @@ int fpsim_cli_wants_help(int argc, char **argv);
 /* Option values, accepting both "--name VALUE" and "--name=VALUE".
  * Returns 1 and sets *value if argv[*i] is option `name` (advancing *i past a separate VALUE);
  * 0 if argv[*i] is not `name`; -1 after printing "fpsim CMD: option --name needs a value" (also
- * for an empty value: no option takes one). */
+ * for an empty value: no option takes one) or, when the option already appeared earlier in
+ * argv, "option --name given twice": a second value would silently replace the first. */
 int fpsim_cli_take_value(const char *cmd, int argc, char **argv, int *i, const char *name,
                          const char **value);
+
+/* Same, for the options that collect a list (`replay --recipe`, `bench quantize --case`): any
+ * number of occurrences. */
+int fpsim_cli_take_list_value(const char *cmd, int argc, char **argv, int *i, const char *name,
+                              const char **value);
 
 /* Print "fpsim CMD: unknown option 'ARG' (see fpsim CMD --help)" and return 2. */
 int fpsim_cli_unknown_option(const char *cmd, const char *arg);

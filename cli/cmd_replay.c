@@ -185,7 +185,7 @@ int cmd_replay(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *v;
         int k;
-        if ((k = fpsim_cli_take_value(CMD, argc, argv, &i, "--recipe", &v))) {
+        if ((k = fpsim_cli_take_list_value(CMD, argc, argv, &i, "--recipe", &v))) {
             if (k < 0) return 2;
             if (nrec == FPSIM_REPLAY_MAX_RECIPES) {
                 fpsim_cli_error(CMD, "at most %d recipes", FPSIM_REPLAY_MAX_RECIPES);

@@ -89,6 +89,30 @@ static void test_take_value(void)
     TEST_CHECK(&tc, fpsim_cli_take_value("q", argc, argv, &i, "--seed", &v) == -1, "%s", "missing value");
 }
 
+/* A second --scheme would silently replace the first: refused, in either spelling, while a list
+ * option (replay --recipe) takes any number. A value that merely starts like the option
+ * (--schemes) is another option. */
+static void test_take_value_twice(void)
+{
+    char *argv[] = {"quantize", "--scheme", "nvfp4", "--schemes=x", "--scheme=mxfp4", "--scheme", "a", NULL};
+    int argc = 7, i = 4;
+    const char *v = NULL;
+    fprintf(stderr, "(expected error lines follow)\n");
+    TEST_CHECK(&tc, fpsim_cli_take_value("q", argc, argv, &i, "--scheme", &v) == -1 && v && !*v, "%s",
+               "--scheme=VALUE after --scheme VALUE");
+    i = 5;
+    TEST_CHECK(&tc, fpsim_cli_take_value("q", argc, argv, &i, "--scheme", &v) == -1, "%s", "third --scheme");
+    i = 1;
+    TEST_CHECK(&tc, fpsim_cli_take_value("q", argc, argv, &i, "--scheme", &v) == 1 && !strcmp(v, "nvfp4"), "%s",
+               "the first occurrence is taken");
+    i = 3;
+    TEST_CHECK(&tc, fpsim_cli_take_value("q", argc, argv, &i, "--schemes", &v) == 1 && !strcmp(v, "x"), "%s",
+               "--schemes is not --scheme");
+    i = 5;
+    TEST_CHECK(&tc, fpsim_cli_take_list_value("q", argc, argv, &i, "--scheme", &v) == 1 && i == 6 && !strcmp(v, "a"),
+               "%s", "a list option repeats");
+}
+
 static void test_command_line(void)
 {
     char *argv[] = {"quantize", "--scheme", "mxfp8-e4m3:rule=floor", "--in", "my file.npy", "--x", "it's", ""};
@@ -106,6 +130,7 @@ int main(void)
     test_parsers();
     test_exit_codes();
     test_take_value();
+    test_take_value_twice();
     test_command_line();
     return test_summary(&tc);
 }

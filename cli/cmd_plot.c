@@ -248,7 +248,7 @@ int cmd_plot(int argc, char **argv)
     int mismatch_file;
     H5E_BEGIN_TRY { mismatch_file = file_kind_is(file, "fpsim-mismatch"); } H5E_END_TRY;
     if (mismatch_file) { /* a file of `fpsim mismatch`: its own plots */
-        H5Fclose(file);
+        fpsim_h5_close_read(file);
         setenv("FPSIM_PLOT_SCRIPTS", scripts, 1);
         st = mismatch_plot_draw(path, outdir, fmt);
         if (st) { /* its messages name `mismatch --plot`'s option, which is not given here */
@@ -269,7 +269,7 @@ int cmd_plot(int argc, char **argv)
     int rc;
     H5E_BEGIN_TRY {
         rc = plot_results_load(&r);
-        H5Fclose(file);
+        fpsim_h5_close_read(file);
     } H5E_END_TRY;
     if (!rc) rc = plot_check_drawable(&r);
     if (!rc) rc = plot_check_scripts(scripts, r.have_bias);

@@ -47,7 +47,11 @@ typedef struct plot_cfg {
 static fpsim_status read_2d(hid_t f, const char *path, hid_t type, void **out, size_t *r, size_t *c)
 {
     hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
-    if (d < 0) return fpsim_fail(FPSIM_EFORMAT, "--plot: dataset %s missing", path);
+    if (d < 0) /* a link that is there but opens no dataset is damaged, not missing */
+        return fpsim_fail(FPSIM_EFORMAT,
+                          H5Lexists(f, path, H5P_DEFAULT) > 0 ? "--plot: cannot read dataset %s (damaged file)"
+                                                              : "--plot: dataset %s missing",
+                          path);
     hid_t sp = H5Dget_space(d);
     hsize_t dims[2] = {0, 0};
     int rank = H5Sget_simple_extent_ndims(sp);
@@ -294,25 +298,19 @@ static fpsim_status finish_staging(const char *tmp, const char *outdir, int keep
     return st;
 }
 
-fpsim_status mismatch_plot_draw(const char *h5, const char *outdir, const char *fmt)
+/* Everything the plots draw, from the open file f (HDF5's error printing is off: the caller).
+ * pc[0 .. *nc_out - 1] may hold data after a failure too (the caller frees it). */
+static fpsim_status read_results(hid_t f, const char *h5, plot_cfg pc[MAXC], int *nc_out, int64_t *layers_out)
 {
-    if (strcmp(fmt, "png") && strcmp(fmt, "svg") && strcmp(fmt, "pdf"))
-        return fpsim_fail(FPSIM_ENAME, "--plot: unknown format '%s' (valid: png, svg, pdf)", fmt);
-    hid_t f;
-    fpsim_status st = fpsim_h5_open_read(&f, h5);
-    if (st) return st;
     char kind[64] = "";
-    if (fpsim_h5_read_attr_string(f, ".", "kind", kind, sizeof kind) || strcmp(kind, "fpsim-mismatch")) {
-        H5Fclose(f);
+    if (fpsim_h5_read_attr_string(f, ".", "kind", kind, sizeof kind) || strcmp(kind, "fpsim-mismatch"))
         return fpsim_fail(FPSIM_EFORMAT, "--plot: %s is not a mismatch results file (kind '%s')", h5, kind);
-    }
-    int64_t layers = 0;
     char names[MAXC][64];
-    int nc = 0;
-    st = fpsim_h5_read_attr_int64(f, ".", "layers", &layers);
-    if (!st) st = read_configs(f, names, &nc);
-    plot_cfg pc[MAXC];
-    memset(pc, 0, sizeof pc);
+    int64_t layers = 0;
+    fpsim_status st = fpsim_h5_read_attr_int64(f, ".", "layers", &layers);
+    *layers_out = layers;
+    if (!st) st = read_configs(f, names, nc_out);
+    const int nc = *nc_out;
     for (int c = 0; c < nc && !st; c++) {
         char path[1024];
         size_t r2, c2;
@@ -373,7 +371,23 @@ fpsim_status mismatch_plot_draw(const char *h5, const char *outdir, const char *
             }
         }
     }
-    H5Fclose(f);
+    return st;
+}
+
+fpsim_status mismatch_plot_draw(const char *h5, const char *outdir, const char *fmt)
+{
+    if (strcmp(fmt, "png") && strcmp(fmt, "svg") && strcmp(fmt, "pdf"))
+        return fpsim_fail(FPSIM_ENAME, "--plot: unknown format '%s' (valid: png, svg, pdf)", fmt);
+    hid_t f;
+    fpsim_status st = fpsim_h5_open_read(&f, h5);
+    if (st) return st;
+    /* HDF5's own error printing off: a damaged file is one line of ours */
+    plot_cfg pc[MAXC];
+    memset(pc, 0, sizeof pc);
+    int nc = 0;
+    int64_t layers = 0;
+    H5E_BEGIN_TRY { st = read_results(f, h5, pc, &nc, &layers); } H5E_END_TRY;
+    fpsim_h5_close_read(f);
     if (!st && mkdir(outdir, 0777) != 0 && errno != EEXIST)
         st = fpsim_fail(FPSIM_EIO, "--plot: cannot create %s: %s", outdir, strerror(errno));
     /* Everything is written into a staging directory inside outdir and moved out only when every

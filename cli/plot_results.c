@@ -186,8 +186,11 @@ static int read_table(hid_t file, const char *path, const char *name, int rank, 
         return 2;
     }
     hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
-    if (ds < 0) {
-        fpsim_cli_error(CMD, "%s: %s is not a dataset", path, name);
+    if (ds < 0) { /* another kind of object, or one that cannot be opened (damaged, not missing) */
+        hid_t obj = H5Oopen(file, name, H5P_DEFAULT);
+        if (obj >= 0) H5Oclose(obj);
+        fpsim_cli_error(CMD, obj >= 0 ? "%s: %s is not a dataset" : "%s: cannot read dataset %s (damaged file)", path,
+                        name);
         return 2;
     }
     hid_t type = H5Dget_type(ds), space = H5Dget_space(ds);

@@ -232,7 +232,7 @@ fpsim_status fpsim_capture_load(fpsim_capture *cap, const char *path) {
     if (st) return st;
     st = read_header(cap, file, path);
     if (!st) st = read_body(cap, file, path);
-    H5Fclose(file);
+    fpsim_h5_close_read(file);
     if (st) fpsim_capture_free(cap);
     return st;
 }

@@ -65,8 +65,21 @@ void fpsim_h5_discard(fpsim_h5_file *f);
 fpsim_status fpsim_h5_write_provenance(hid_t file, const char *command_line, uint64_t seed);
 
 /* Open an existing file read-only. A missing file is FPSIM_EIO; a file that is not HDF5 is
- * FPSIM_EFORMAT. Close with H5Fclose. */
+ * FPSIM_EFORMAT. Close with fpsim_h5_close_read.
+ *
+ * From this call until fpsim_h5_close_read, a fault inside the HDF5 library (SIGSEGV, SIGBUS,
+ * SIGFPE: libhdf5 1.10 trusts lengths stored in a damaged file and reads past its buffers) ends
+ * the process with the one line "fpsim: damaged HDF5 file 'PATH': the HDF5 library faulted
+ * reading it" on stderr and exit status 2, after removing the temporary files of outputs still
+ * being written with fpsim_h5_create. This is the one place where the library ends the process:
+ * the library call that faulted cannot be resumed, and the alternative is death by the signal.
+ * The previous handlers return when the last file opened this way is closed (files may nest).
+ * The guard is process-wide: open and close input files from one thread. */
 fpsim_status fpsim_h5_open_read(hid_t *out, const char *path);
+
+/* Close a file of fpsim_h5_open_read (H5Fclose) and end its fault guard. A negative id is
+ * ignored. */
+void fpsim_h5_close_read(hid_t file);
 
 /* Create a group (intermediate groups of "a/b/c" included). Close with H5Gclose. */
 fpsim_status fpsim_h5_group_create(hid_t *out, hid_t loc, const char *name);
@@ -106,7 +119,13 @@ typedef struct fpsim_h5_matrix {
  * as uint16 with a string attribute dtype = "bfloat16" (or "bf16"). Errors (FPSIM_EFORMAT
  * unless noted): file missing (FPSIM_EIO) or not HDF5, dataset missing (the message lists the
  * datasets at the root), not a dataset, rank != 2 (FPSIM_ESHAPE), integer/string/other dtype,
- * truncated or unreadable data. */
+ * truncated or unreadable data; data stored outside the file (external storage, a virtual
+ * dataset), which fpsim does not read (a file must not make fpsim read other files). */
 fpsim_status fpsim_h5_read_matrix(fpsim_h5_matrix *out, const char *path, const char *dataset);
+
+/* The shape and stored type of what fpsim_h5_read_matrix would read (the same checks and errors,
+ * no data read): for sizing a run before its memory is allocated. */
+fpsim_status fpsim_h5_matrix_info(fpsim_h5_type *type, size_t *rows, size_t *cols, const char *path,
+                                  const char *dataset);
 
 #endif

@@ -129,6 +129,10 @@ typedef struct fpsim_model {
  * to float32. The normals come from splitmix64 + Box-Muller (model.c), a fixed function of
  * cfg->seed on every platform. Moments zero, step 0. */
 fpsim_status fpsim_model_create(fpsim_model *m, const fpsim_model_config *cfg);
+/* Bytes fpsim_model_create allocates for cfg (parameters, gradients, both moments, RoPE tables),
+ * and fpsim_acts_create: for checking a run against the memory available before it starts. */
+double fpsim_model_bytes(const fpsim_model_config *cfg);
+double fpsim_acts_bytes(const fpsim_model_config *cfg);
 void fpsim_model_free(fpsim_model *m);
 /* dst = an independent copy of src (parameters, moments, step; grads too). dst is created. */
 fpsim_status fpsim_model_clone(fpsim_model *dst, const fpsim_model *src);

@@ -55,6 +55,10 @@ fpsim_status fpsim_npy_read_header(FILE *f, const char *name, fpsim_npy_info *in
  * it); NULL when count is 0. */
 fpsim_status fpsim_npy_load(const char *path, fpsim_npy_info *info, void **data);
 
+/* The checks of fpsim_npy_load without reading the data: the header, and for a regular file its
+ * size against the header's claim (the same "truncated" and "trailing bytes" errors). */
+fpsim_status fpsim_npy_peek(const char *path, fpsim_npy_info *info);
+
 /* Bytes of the header that fpsim_npy_write_header writes for this shape (a multiple of 64). A
  * 1-D or 2-D header is always 128 bytes, so a writer that learns the length only at the end
  * can write a placeholder and rewrite it in place. */

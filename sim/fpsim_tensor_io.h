@@ -48,6 +48,24 @@ typedef struct fpsim_tensor2d {
 /* Read the tensor; on failure *out holds no memory. */
 fpsim_status fpsim_tensor_read(fpsim_tensor2d *out, const fpsim_tensor_source *src);
 
+/* What fpsim_tensor_read would give, without reading the data: the same checks of the input's
+ * header (the .npy header and file size, the HDF5 dataset's shape, type and storage, a raw file's
+ * size) and the same errors; *out has rows, cols, dtype, format, source_dtype, dataset and
+ * rounded set, and no data. For sizing a run before its memory is allocated. */
+fpsim_status fpsim_tensor_peek(fpsim_tensor2d *out, const fpsim_tensor_source *src);
+
+/* Bytes fpsim_tensor_read holds at its peak for the tensor `t` describes (from fpsim_tensor_peek):
+ * the stored elements, and for float64 input also their float32 copy. */
+uint64_t fpsim_tensor_read_bytes(const fpsim_tensor2d *t);
+
+/* FPSIM_ENOMEM, before anything is allocated, when reading the input and making outputs of
+ * `out_bytes_per_element` bytes per input element would need more memory than the machine has
+ * available (fpsim_mem.h): "input 'x.h5' dataset 'x' (60000x60000 float32) needs 59.4 GB (input
+ * 14.4 GB, outputs 45.0 GB); 23.1 GB is available". The input is peeked (fpsim_tensor_peek), so
+ * a bad input gives the read's own error. Need = max(what the read holds at its peak, the tensor
+ * as held after it + the outputs). */
+fpsim_status fpsim_tensor_check_memory(const fpsim_tensor_source *src, double out_bytes_per_element);
+
 /* Read raw little-endian bytes: exactly rows*cols elements of `dtype` (a shorter file is
  * truncated, a longer one is rejected too: the shape is then wrong). */
 fpsim_status fpsim_tensor_read_raw(fpsim_tensor2d *out, const char *path, size_t rows, size_t cols,

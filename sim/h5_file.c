@@ -2,6 +2,7 @@
 #include "fpsim_h5.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,92 @@
 #if defined(__GNUC__)
 __attribute__((constructor)) static void h5_skip_atexit(void) { H5dont_atexit(); }
 #endif
+
+/* ---- the fault guard of input files ------------------------------------------------------
+ *
+ * libhdf5 1.10 trusts lengths stored in a file: a damaged global-heap object (the storage of a
+ * variable-length string attribute) makes H5Aread memcpy far past its buffer, and the process
+ * dies by SIGSEGV (found by a black-box audit: `fpsim plot` and `fpsim mismatch --plot` exited
+ * 139 on a file with one flipped byte). Not every such length can be checked through the API
+ * before the library uses it, so from the opening of an input file (fpsim_h5_open_read) to its
+ * closing (fpsim_h5_close_read) a fault ends fpsim with one line and exit status 2 (bad input)
+ * instead of a crash. Nothing can be resumed after the fault (the library is mid-call, its state
+ * undefined), so the handler only does what is async-signal-safe: write(2) of a line built when
+ * the file was opened, unlink(2) of the temporary names of the HDF5 outputs still being written
+ * (fpsim_h5_create; no partial output is left), then _exit(2). It runs on its own stack, so that a
+ * fault from a stack overflow (deep recursion over a damaged B-tree) is reported too. The
+ * previous handlers and stack come back when the last guarded file is closed. */
+
+enum { GUARD_DEPTH = 8, PENDING_SLOTS = 4 };
+static const int guard_signals[3] = {SIGSEGV, SIGBUS, SIGFPE};
+static struct sigaction guard_saved[3];
+static stack_t guard_saved_stack;
+static char guard_stack[64 * 1024];
+static char guard_line[GUARD_DEPTH][4200]; /* one line per open guarded file, innermost last */
+static size_t guard_len[GUARD_DEPTH];
+static volatile sig_atomic_t guard_depth;
+static char pending_tmp[PENDING_SLOTS][4096]; /* temporaries of outputs being written */
+static volatile sig_atomic_t pending_used[PENDING_SLOTS];
+
+static void pending_add(const char *tmp)
+{
+    for (int i = 0; i < PENDING_SLOTS; i++)
+        if (!pending_used[i]) {
+            snprintf(pending_tmp[i], sizeof pending_tmp[i], "%s", tmp);
+            pending_used[i] = 1;
+            return;
+        }
+}
+
+static void pending_remove(const char *tmp)
+{
+    for (int i = 0; i < PENDING_SLOTS; i++)
+        if (pending_used[i] && !strcmp(pending_tmp[i], tmp)) pending_used[i] = 0;
+}
+
+static void guard_on_fault(int sig)
+{
+    (void)sig;
+    int d = guard_depth < GUARD_DEPTH ? (int)guard_depth : GUARD_DEPTH;
+    if (d > 0) {
+        ssize_t put = write(STDERR_FILENO, guard_line[d - 1], guard_len[d - 1]);
+        (void)put; /* nothing to do if stderr is gone */
+    }
+    for (int i = 0; i < PENDING_SLOTS; i++)
+        if (pending_used[i]) unlink(pending_tmp[i]);
+    _exit(2);
+}
+
+static void guard_arm(const char *path)
+{
+    const int d = (int)guard_depth;
+    if (d < GUARD_DEPTH) {
+        /* built now: the handler may only write(2) it */
+        snprintf(guard_line[d], sizeof guard_line[d],
+                 "fpsim: damaged HDF5 file '%.4096s': the HDF5 library faulted reading it\n", path);
+        guard_len[d] = strlen(guard_line[d]);
+    }
+    if (d == 0) {
+        stack_t ss = {.ss_sp = guard_stack, .ss_size = sizeof guard_stack, .ss_flags = 0};
+        sigaltstack(&ss, &guard_saved_stack);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = guard_on_fault;
+        sa.sa_flags = SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        for (int i = 0; i < 3; i++) sigaction(guard_signals[i], &sa, &guard_saved[i]);
+    }
+    guard_depth = d + 1;
+}
+
+static void guard_disarm(void)
+{
+    if (guard_depth <= 0) return;
+    guard_depth = guard_depth - 1;
+    if (guard_depth > 0) return;
+    for (int i = 0; i < 3; i++) sigaction(guard_signals[i], &guard_saved[i], NULL);
+    sigaltstack(&guard_saved_stack, NULL);
+}
 
 size_t fpsim_h5_type_size(fpsim_h5_type type)
 {
@@ -71,6 +158,7 @@ fpsim_status fpsim_h5_create(fpsim_h5_file *f, const char *path)
     fpsim_status st;
     H5E_BEGIN_TRY { st = create_quietly(f, path); } H5E_END_TRY;
     if (st) f->tmp[0] = '\0';
+    else pending_add(f->tmp);
     return st;
 }
 
@@ -82,6 +170,7 @@ fpsim_status fpsim_h5_commit(fpsim_h5_file *f)
         closed = H5Fclose(f->id);
     } H5E_END_TRY;
     f->id = H5I_INVALID_HID;
+    pending_remove(f->tmp);
     if (flushed < 0 || closed < 0) {
         fpsim_file_discard(f->tmp);
         f->tmp[0] = '\0';
@@ -98,6 +187,7 @@ void fpsim_h5_discard(fpsim_h5_file *f)
         H5E_BEGIN_TRY { H5Fclose(f->id); } H5E_END_TRY;
         f->id = H5I_INVALID_HID;
     }
+    pending_remove(f->tmp);
     fpsim_file_discard(f->tmp);
     f->tmp[0] = '\0';
 }
@@ -143,8 +233,17 @@ fpsim_status fpsim_h5_open_read(hid_t *out, const char *path)
 {
     fpsim_status st;
     *out = H5I_INVALID_HID;
+    guard_arm(path); /* H5Fopen reads the superblock and root group: guarded already */
     H5E_BEGIN_TRY { st = open_quietly(out, path); } H5E_END_TRY;
+    if (st) guard_disarm();
     return st;
+}
+
+void fpsim_h5_close_read(hid_t file)
+{
+    if (file < 0) return;
+    H5E_BEGIN_TRY { H5Fclose(file); } H5E_END_TRY;
+    guard_disarm();
 }
 
 fpsim_status fpsim_h5_group_create(hid_t *out, hid_t loc, const char *name)

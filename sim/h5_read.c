@@ -97,6 +97,55 @@ fpsim_status fpsim_h5_read_attr_int64(hid_t loc, const char *path, const char *n
     return read_attr_number(loc, path, name, H5T_NATIVE_INT64, out);
 }
 
+/* ---- links that lead nowhere ---- */
+
+enum { CAUSE_CAP = 160 };
+
+/* The innermost message of HDF5's error stack (the cause, e.g. "bad version number for hyperslab
+ * selection"; walked upward, entry 0 is the innermost), before any other API call clears it. */
+static herr_t note_innermost(unsigned n, const H5E_error2_t *err, void *data)
+{
+    if (n == 0 && err->desc) snprintf(data, CAUSE_CAP, "%s", err->desc);
+    return 0;
+}
+
+fpsim_status fpsim_h5_link_problem(hid_t loc, const char *name, const char *path)
+{
+    H5L_info_t info;
+    if (H5Lget_info(loc, name, &info, H5P_DEFAULT) < 0)
+        return fpsim_fail(FPSIM_EFORMAT, "cannot read the link '%s' in '%s' (damaged file)", name, path);
+    char val[1024] = "";
+    if (info.type == H5L_TYPE_SOFT) {
+        if (info.u.val_size > sizeof val || H5Lget_val(loc, name, val, sizeof val, H5P_DEFAULT) < 0)
+            return fpsim_fail(FPSIM_EFORMAT, "'%s' in '%s' is a soft link that cannot be read (damaged file)", name,
+                              path);
+        return fpsim_fail(FPSIM_EFORMAT,
+                          "'%s' in '%s' is a soft link to '%.256s', which leads to no object (dangling link)", name,
+                          path, val);
+    }
+    if (info.type == H5L_TYPE_EXTERNAL) {
+        const char *file = NULL, *obj = NULL;
+        unsigned flags;
+        if (info.u.val_size > sizeof val || H5Lget_val(loc, name, val, sizeof val, H5P_DEFAULT) < 0 ||
+            H5Lunpack_elink_val(val, info.u.val_size, &flags, &file, &obj) < 0)
+            return fpsim_fail(FPSIM_EFORMAT, "'%s' in '%s' is an external link that cannot be read (damaged file)",
+                              name, path);
+        return fpsim_fail(FPSIM_EFORMAT, "'%s' in '%s' is an external link to '%.256s' in file '%.256s', which cannot be "
+                                         "opened (missing or damaged file)",
+                          name, path, obj, file);
+    }
+    /* a hard link to an object the library cannot open: say the library's own reason */
+    char cause[CAUSE_CAP] = "";
+    hid_t obj = H5Oopen(loc, name, H5P_DEFAULT);
+    if (obj >= 0) H5Oclose(obj);
+    else H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, note_innermost, cause);
+    unsigned major = 0, minor = 0, release = 0;
+    H5get_libversion(&major, &minor, &release);
+    return fpsim_fail(FPSIM_EFORMAT, "'%s' in '%s' cannot be opened%s%s (a damaged object, or one that this HDF5 "
+                                     "library, %u.%u.%u, cannot read)",
+                      name, path, cause[0] ? ": " : "", cause, major, minor, release);
+}
+
 /* ---- 2-D float matrices ---- */
 
 /* Collect the root's link names into a short list for "no dataset X; it has: a, b, c". */
@@ -187,19 +236,31 @@ static fpsim_status check_layout(hid_t dset, hid_t space, hid_t t, const hsize_t
             st = fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s': compact storage does not match its %llux%llu shape "
                                            "(damaged file)",
                             name, path, (unsigned long long)dims[0], (unsigned long long)dims[1]);
+    } else if (layout == H5D_CONTIGUOUS && H5Pget_external_count(dcpl) != 0) {
+        /* External storage: the data lives in raw files named by the dataset, anywhere on the
+         * machine (h5py: create_dataset(..., external=[("/etc/shadow", 0, n)])). A tensor file
+         * must not make fpsim read other files, so it is refused, not followed. */
+        st = fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s' keeps its data in external files; external storage is "
+                                       "not read (store the data in the file)",
+                        name, path);
     } else if (layout == H5D_CONTIGUOUS) {
         /* Allocated contiguous storage holds exactly the dataset's bytes (0: never written,
-         * HDF5 reads the fill value; external files are not counted here). A damaged shape
-         * claiming more is refused before fpsim allocates a buffer for it. */
+         * HDF5 reads the fill value). A damaged shape claiming more is refused before fpsim
+         * allocates a buffer for it. */
         const hsize_t have = H5Dget_storage_size(dset);
         const size_t stored = H5Tget_size(t);
-        const int external = H5Pget_external_count(dcpl) > 0;
-        if (!external && have != 0 && stored != 0 &&
+        if (have != 0 && stored != 0 &&
             ((dims[1] && dims[0] > (hsize_t)-1 / dims[1] / stored) || have != dims[0] * dims[1] * (hsize_t)stored))
             st = fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s' stores %llu bytes, not the %llux%llu of its shape "
                                            "(damaged file)",
                             name, path, (unsigned long long)have, (unsigned long long)dims[0],
                             (unsigned long long)dims[1]);
+    } else if (layout == H5D_VIRTUAL) {
+        /* A virtual dataset maps other files' datasets; a missing source reads as fill values,
+         * silently. Refused for the same reason as external storage. */
+        st = fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s' is a virtual dataset (its data lives in other files), "
+                                       "which fpsim does not read",
+                        name, path);
     } else {
         st = fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s' has an unreadable storage layout", name, path);
     }
@@ -207,10 +268,26 @@ static fpsim_status check_layout(hid_t dset, hid_t space, hid_t t, const hsize_t
     return st;
 }
 
-static fpsim_status read_matrix(fpsim_h5_matrix *out, hid_t file, const char *path, const char *name)
+/* A dataset that passed every check of fpsim_h5_read_matrix, open, not read yet. */
+typedef struct checked_matrix {
+    hid_t dset, t;
+    fpsim_h5_type type;
+    hsize_t dims[2];
+} checked_matrix;
+
+static void close_matrix(checked_matrix *m)
+{
+    if (m->t >= 0) H5Tclose(m->t);
+    if (m->dset >= 0) H5Dclose(m->dset);
+    m->t = m->dset = H5I_INVALID_HID;
+}
+
+/* Open dataset `name` of `file` and check it: a 2-D float dataset whose storage fits its shape. */
+static fpsim_status open_matrix(checked_matrix *m, hid_t file, const char *path, const char *name)
 {
     fpsim_status st = FPSIM_OK;
-    hid_t dset = H5I_INVALID_HID, space = H5I_INVALID_HID, t = H5I_INVALID_HID, mt = H5I_INVALID_HID;
+    hid_t space = H5I_INVALID_HID;
+    m->dset = m->t = H5I_INVALID_HID;
 
     if (H5Lexists(file, name, H5P_DEFAULT) <= 0) {
         struct name_list list = {.text = "", .len = 0};
@@ -219,10 +296,19 @@ static fpsim_status read_matrix(fpsim_h5_matrix *out, hid_t file, const char *pa
         return fpsim_fail(FPSIM_EFORMAT, "'%s' has no dataset '%s' (root holds: %s)", path, name,
                           list.len ? list.text : "nothing");
     }
-    dset = H5Dopen2(file, name, H5P_DEFAULT);
-    if (dset < 0) return fpsim_fail(FPSIM_EFORMAT, "'%s' in '%s' is not a dataset", name, path);
+    m->dset = H5Dopen2(file, name, H5P_DEFAULT);
+    if (m->dset < 0) {
+        /* the link is there: another kind of object, or why it leads to none (dangling link,
+         * damaged object). H5Oopen + H5Iget_type: the same in HDF5 1.10 and 1.12+. */
+        hid_t obj = H5Oopen(file, name, H5P_DEFAULT);
+        const H5I_type_t kind = obj >= 0 ? H5Iget_type(obj) : H5I_BADID;
+        if (obj >= 0) H5Oclose(obj);
+        if (kind != H5I_BADID && kind != H5I_DATASET)
+            return fpsim_fail(FPSIM_EFORMAT, "'%s' in '%s' is not a dataset", name, path);
+        return fpsim_h5_link_problem(file, name, path);
+    }
 
-    space = H5Dget_space(dset);
+    space = H5Dget_space(m->dset);
     int rank = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
     hsize_t dims[32];
     if (rank < 0 || rank > 32) {
@@ -235,24 +321,36 @@ static fpsim_status read_matrix(fpsim_h5_matrix *out, hid_t file, const char *pa
         goto done;
     }
 
-    t = H5Dget_type(dset);
+    m->t = H5Dget_type(m->dset);
     char why[96] = "";
-    fpsim_h5_type type = t >= 0 ? classify(dset, t, why, sizeof why) : FPSIM_H5_TYPE_COUNT;
-    if (type == FPSIM_H5_TYPE_COUNT) {
+    m->type = m->t >= 0 ? classify(m->dset, m->t, why, sizeof why) : FPSIM_H5_TYPE_COUNT;
+    if (m->type == FPSIM_H5_TYPE_COUNT) {
         st = fpsim_fail(FPSIM_EFORMAT, "dataset '%s' in '%s' has %s; fpsim reads float32, float64 or bfloat16",
                         name, path, why[0] ? why : "an unknown type");
         goto done;
     }
-
-    if ((st = check_layout(dset, space, t, dims, name, path))) goto done;
-
-    size_t esize = fpsim_h5_type_size(type);
-    if (dims[1] && dims[0] > SIZE_MAX / esize / dims[1]) {
+    if ((st = check_layout(m->dset, space, m->t, dims, name, path))) goto done;
+    if (dims[1] && dims[0] > SIZE_MAX / fpsim_h5_type_size(m->type) / dims[1]) {
         st = fpsim_fail(FPSIM_ESHAPE, "dataset '%s' in '%s' is too large", name, path);
         goto done;
     }
-    size_t count = (size_t)dims[0] * (size_t)dims[1];
+    m->dims[0] = dims[0];
+    m->dims[1] = dims[1];
+done:
+    if (space >= 0) H5Sclose(space);
+    if (st) close_matrix(m);
+    return st;
+}
+
+static fpsim_status read_matrix(fpsim_h5_matrix *out, hid_t file, const char *path, const char *name)
+{
+    checked_matrix m;
+    fpsim_status st = open_matrix(&m, file, path, name);
+    if (st) return st;
+    const size_t esize = fpsim_h5_type_size(m.type);
+    const size_t count = (size_t)m.dims[0] * (size_t)m.dims[1];
     void *data = malloc(count ? count * esize : 1);
+    hid_t mt = H5I_INVALID_HID;
     if (!data) {
         st = fpsim_fail(FPSIM_ENOMEM, "out of memory for dataset '%s' (%zu elements)", name, count);
         goto done;
@@ -260,26 +358,24 @@ static fpsim_status read_matrix(fpsim_h5_matrix *out, hid_t file, const char *pa
     /* Memory types equal to the stored layout in native byte order: no value conversion.
      * bfloat16 as float: the stored type itself in little-endian order (its bits unchanged);
      * as tagged uint16: native uint16. */
-    if (type == FPSIM_H5_BF16 && H5Tget_class(t) == H5T_FLOAT) {
-        mt = H5Tcopy(t);
+    if (m.type == FPSIM_H5_BF16 && H5Tget_class(m.t) == H5T_FLOAT) {
+        mt = H5Tcopy(m.t);
         H5Tset_order(mt, H5T_ORDER_LE);
     } else {
-        mt = H5Tcopy(type == FPSIM_H5_BF16 ? H5T_NATIVE_UINT16 : fpsim_h5_mem_type(type));
+        mt = H5Tcopy(m.type == FPSIM_H5_BF16 ? H5T_NATIVE_UINT16 : fpsim_h5_mem_type(m.type));
     }
-    if (count && H5Dread(dset, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
+    if (count && H5Dread(m.dset, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
         free(data);
         st = fpsim_fail(FPSIM_EFORMAT, "cannot read dataset '%s' in '%s' (truncated or damaged file)", name, path);
         goto done;
     }
-    out->type = type;
-    out->rows = (size_t)dims[0];
-    out->cols = (size_t)dims[1];
+    out->type = m.type;
+    out->rows = (size_t)m.dims[0];
+    out->cols = (size_t)m.dims[1];
     out->data = data;
 done:
     if (mt >= 0) H5Tclose(mt);
-    if (t >= 0) H5Tclose(t);
-    if (space >= 0) H5Sclose(space);
-    if (dset >= 0) H5Dclose(dset);
+    close_matrix(&m);
     return st;
 }
 
@@ -290,9 +386,26 @@ fpsim_status fpsim_h5_read_matrix(fpsim_h5_matrix *out, const char *path, const 
     hid_t file;
     fpsim_status st = fpsim_h5_open_read(&file, path);
     if (st) return st;
-    H5E_BEGIN_TRY {
-        st = read_matrix(out, file, path, dataset);
-        H5Fclose(file);
-    } H5E_END_TRY;
+    H5E_BEGIN_TRY { st = read_matrix(out, file, path, dataset); } H5E_END_TRY;
+    fpsim_h5_close_read(file);
     return st;
+}
+
+fpsim_status fpsim_h5_matrix_info(fpsim_h5_type *type, size_t *rows, size_t *cols, const char *path,
+                                  const char *dataset)
+{
+    hid_t file;
+    fpsim_status st = fpsim_h5_open_read(&file, path);
+    if (st) return st;
+    checked_matrix m;
+    H5E_BEGIN_TRY {
+        st = open_matrix(&m, file, path, dataset);
+        if (!st) close_matrix(&m);
+    } H5E_END_TRY;
+    fpsim_h5_close_read(file);
+    if (st) return st;
+    *type = m.type;
+    *rows = (size_t)m.dims[0];
+    *cols = (size_t)m.dims[1];
+    return FPSIM_OK;
 }

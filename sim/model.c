@@ -114,6 +114,15 @@ static fpsim_status model_alloc(fpsim_model *m, const fpsim_model_config *cfg) {
     return FPSIM_OK;
 }
 
+double fpsim_model_bytes(const fpsim_model_config *cfg) {
+    size_t sizes[FPSIM_PARAM_COUNT];
+    param_sizes(sizes, cfg);
+    double n = 0; /* in double: a config too large for size_t is still sized, to be refused */
+    for (int i = 0; i < FPSIM_PARAM_COUNT; i++) n += (double)sizes[i];
+    const double rope = (double)cfg->seq * (double)(fpsim_model_head_dim(cfg) / 2);
+    return 8.0 * (4.0 * n + 2.0 * rope); /* params, grads, m, v; rope cos, sin (model_alloc) */
+}
+
 fpsim_status fpsim_model_create(fpsim_model *m, const fpsim_model_config *cfg) {
     fpsim_status st = model_alloc(m, cfg);
     if (st) return st;

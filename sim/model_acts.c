@@ -120,6 +120,15 @@ void fpsim_head_cache_free(fpsim_head_cache *c) {
     memset(c, 0, sizeof *c);
 }
 
+double fpsim_acts_bytes(const fpsim_model_config *cfg) {
+    dims d = dims_of(cfg);
+    const double L = (double)cfg->layers;
+    /* the doubles of fpsim_acts_create's slab, and its token, target and mask arrays */
+    const double doubles = 2.0 * (L + 1) * (double)d.N * (double)d.C + L * (double)block_saved_size(&d) +
+                           (double)block_scratch_size(&d) + (double)head_size(&d);
+    return 8.0 * doubles + 9.0 * (double)d.N;
+}
+
 fpsim_status fpsim_acts_create(fpsim_acts *a, const fpsim_model_config *cfg) {
     memset(a, 0, sizeof *a);
     fpsim_status st = fpsim_model_config_check(cfg, 0);

@@ -2,6 +2,7 @@
 #include "fpsim_npy.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,15 @@ size_t fpsim_npy_dtype_size(fpsim_npy_dtype dtype)
     return (int)dtype >= 0 && dtype < FPSIM_NPY_DTYPE_COUNT ? dtypes[dtype].size : 0;
 }
 
-/* ---- header parsing: a Python dict literal with three keys ---------------------------------- */
+/* ---- header parsing: a Python dict literal with exactly three keys -------------------------
+ *
+ * numpy (lib/format.py, _read_array_header) evaluates the header with ast.literal_eval and
+ * refuses it unless it is a dict whose keys are exactly {'descr', 'fortran_order', 'shape'}, the
+ * shape a tuple of ints and fortran_order a bool. The dict is parsed here by that grammar (the
+ * Python literals numpy writes: quoted strings, True/False, a tuple of decimal integers), so that
+ * what numpy refuses is refused too: an extra key, a key twice (literal_eval keeps the last value,
+ * a first-match search the first), "(16)" (an int in Python, not a tuple: "(16,)" is the 1-tuple),
+ * leading zeros (a syntax error in Python 3). */
 
 static const char *skip_space(const char *p)
 {
@@ -43,70 +52,47 @@ static const char *skip_space(const char *p)
     return p;
 }
 
-/* Find the value that follows 'key': (quotes of either kind) in the dict text. */
-static const char *find_key(const char *text, const char *key)
+/* A quoted string at *p (single or double quotes, no escapes: numpy's descr and keys have none)
+ * into out; *p moved past it. 0 if there is none or it does not fit. */
+static int take_string(const char **p, char *out, size_t cap)
 {
-    char pat1[32], pat2[32];
-    snprintf(pat1, sizeof pat1, "'%s'", key);
-    snprintf(pat2, sizeof pat2, "\"%s\"", key);
-    const char *p = strstr(text, pat1);
-    if (!p)
-        p = strstr(text, pat2);
-    if (!p)
-        return NULL;
-    p = skip_space(p + strlen(pat1));
-    if (*p != ':')
-        return NULL;
-    return skip_space(p + 1);
+    const char quote = **p;
+    if (quote != '\'' && quote != '"')
+        return 0;
+    const char *start = *p + 1, *q = start;
+    while (*q && *q != quote && *q != '\\' && *q != '\n')
+        q++;
+    if (*q != quote || (size_t)(q - start) >= cap)
+        return 0;
+    memcpy(out, start, (size_t)(q - start));
+    out[q - start] = '\0';
+    *p = q + 1;
+    return 1;
 }
 
-/* How often 'key' (quotes of either kind) appears in the dict text. */
-static int count_key(const char *text, const char *key)
+/* The bool literal True or False (a whole word) at *p; *p moved past it. 0 if neither. */
+static int take_bool(const char **p, int *value)
 {
-    char pat[2][32];
-    snprintf(pat[0], sizeof pat[0], "'%s'", key);
-    snprintf(pat[1], sizeof pat[1], "\"%s\"", key);
-    int n = 0;
-    for (int k = 0; k < 2; k++)
-        for (const char *p = strstr(text, pat[k]); p; p = strstr(p + 1, pat[k]))
-            n++;
-    return n;
+    static const char *const words[2] = {"False", "True"};
+    for (int v = 0; v < 2; v++) {
+        const size_t n = strlen(words[v]);
+        if (!strncmp(*p, words[v], n) && !isalnum((unsigned char)(*p)[n]) && (*p)[n] != '_') {
+            *value = v;
+            *p += n;
+            return 1;
+        }
+    }
+    return 0;
 }
 
-/* The dict is read as numpy's literal_eval would take it, or refused: braces around it, each key
- * once (numpy keeps a repeated key's last value, a first-match search its first), and shape
- * integers as Python writes them (no leading zeros, which Python 3 rejects). */
-static fpsim_status check_dict_form(const char *text, const char *name)
+static fpsim_status parse_descr(const char **p, const char *name, fpsim_npy_info *info)
 {
-    const char *p = skip_space(text);
-    const char *end = p + strlen(p);
-    while (end > p && isspace((unsigned char)end[-1]))
-        end--;
-    if (*p != '{' || end == p || end[-1] != '}')
-        return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header is not a {...} dict", name);
-    static const char *const keys[3] = {"descr", "fortran_order", "shape"};
-    for (int k = 0; k < 3; k++)
-        if (count_key(text, keys[k]) > 1)
-            return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header gives '%s' twice", name, keys[k]);
-    return FPSIM_OK;
-}
-
-static fpsim_status parse_header_text(const char *text, const char *name, fpsim_npy_info *info)
-{
-    fpsim_status form = check_dict_form(text, name);
-    if (form)
-        return form;
-    /* descr */
-    const char *p = find_key(text, "descr");
-    if (!p || (*p != '\'' && *p != '"'))
-        return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header has no 'descr' string", name);
-    const char quote = *p++;
-    const char *q = strchr(p, quote);
-    if (!q || q - p > 15)
-        return fpsim_fail(FPSIM_EFORMAT, "%s: malformed 'descr' in .npy header", name);
     char descr[16];
-    memcpy(descr, p, (size_t)(q - p));
-    descr[q - p] = '\0';
+    if (**p == '[')
+        return fpsim_fail(FPSIM_EUNSUPPORTED, "%s: .npy array has a structured dtype (a 'descr' list); fpsim reads "
+                          "plain element types", name);
+    if (!take_string(p, descr, sizeof descr))
+        return fpsim_fail(FPSIM_EFORMAT, "%s: malformed 'descr' in .npy header", name);
     int found = -1;
     for (int i = 0; i < FPSIM_NPY_DTYPE_COUNT; i++)
         if (!strcmp(descr, dtypes[i].descr))
@@ -121,42 +107,100 @@ static fpsim_status parse_header_text(const char *text, const char *name, fpsim_
                           name, descr);
     info->dtype = (fpsim_npy_dtype)found;
     info->elem_size = dtypes[found].size;
+    return FPSIM_OK;
+}
 
-    /* fortran_order */
-    p = find_key(text, "fortran_order");
-    if (!p)
-        return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header has no 'fortran_order'", name);
-    if (!strncmp(p, "True", 4))
+static fpsim_status parse_fortran_order(const char **p, const char *name)
+{
+    int fortran;
+    if (!take_bool(p, &fortran))
+        return fpsim_fail(FPSIM_EFORMAT, "%s: malformed 'fortran_order' in .npy header (True or False)", name);
+    if (fortran)
         return fpsim_fail(FPSIM_EUNSUPPORTED, "%s: Fortran-order .npy arrays are not supported (save with C order)",
                           name);
-    if (strncmp(p, "False", 5))
-        return fpsim_fail(FPSIM_EFORMAT, "%s: malformed 'fortran_order' in .npy header", name);
+    return FPSIM_OK;
+}
 
-    /* shape: a tuple of non-negative integers, "()" for a scalar, "(n,)" for 1-D */
-    p = find_key(text, "shape");
-    if (!p || *p != '(')
-        return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header has no 'shape' tuple", name);
-    p = skip_space(p + 1);
+/* A tuple of non-negative decimal integers: "()" a scalar, "(n,)" 1-D, "(r, c)" or "(r, c,)" 2-D. */
+static fpsim_status parse_shape(const char **p, const char *name, fpsim_npy_info *info)
+{
+    const char *q = *p;
+    if (*q != '(')
+        return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header's 'shape' is not a tuple", name);
+    q = skip_space(q + 1);
     info->ndim = 0;
     info->count = 1;
-    while (*p != ')') {
-        if (!isdigit((unsigned char)*p) || (*p == '0' && isdigit((unsigned char)p[1])))
+    int trailing_comma = 0;
+    while (*q != ')') {
+        if (!isdigit((unsigned char)*q) || (*q == '0' && isdigit((unsigned char)q[1])))
             return fpsim_fail(FPSIM_EFORMAT, "%s: malformed 'shape' in .npy header", name);
         if (info->ndim == FPSIM_NPY_MAX_DIMS)
             return fpsim_fail(FPSIM_EUNSUPPORTED, "%s: .npy array has more than %d dimensions", name,
                               FPSIM_NPY_MAX_DIMS);
         char *end;
-        unsigned long long v = strtoull(p, &end, 10);
+        errno = 0;
+        unsigned long long v = strtoull(q, &end, 10);
+        if (errno || v > SIZE_MAX)
+            return fpsim_fail(FPSIM_EFORMAT, "%s: .npy shape is too large", name);
         info->shape[info->ndim++] = (size_t)v;
         if (v != 0 && info->count > SIZE_MAX / v / 8)
             return fpsim_fail(FPSIM_EFORMAT, "%s: .npy shape is too large", name);
         info->count *= (size_t)v;
-        p = skip_space(end);
-        if (*p == ',')
-            p = skip_space(p + 1);
-        else if (*p != ')')
+        q = skip_space(end);
+        trailing_comma = *q == ',';
+        if (trailing_comma)
+            q = skip_space(q + 1);
+        else if (*q != ')')
             return fpsim_fail(FPSIM_EFORMAT, "%s: malformed 'shape' in .npy header", name);
     }
+    /* "(16)" is the int 16 in Python: numpy refuses it ("shape is not valid") */
+    if (info->ndim == 1 && !trailing_comma)
+        return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header's 'shape' (%zu) is not a tuple (a 1-D shape is written "
+                          "(%zu,))", name, info->shape[0], info->shape[0]);
+    *p = q + 1;
+    return FPSIM_OK;
+}
+
+static fpsim_status parse_header_text(const char *text, const char *name, fpsim_npy_info *info)
+{
+    static const char *const keys[3] = {"descr", "fortran_order", "shape"};
+    int seen[3] = {0, 0, 0};
+    const char *p = skip_space(text);
+    if (*p != '{')
+        return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header is not a {...} dict", name);
+    p = skip_space(p + 1);
+    while (*p != '}') {
+        char key[32];
+        if (!take_string(&p, key, sizeof key))
+            return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header is not a {...} dict of quoted keys", name);
+        int k = 0;
+        while (k < 3 && strcmp(key, keys[k]))
+            k++;
+        if (k == 3)
+            return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header has the key '%s'; numpy allows only 'descr', "
+                              "'fortran_order' and 'shape'", name, key);
+        if (seen[k]++)
+            return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header gives '%s' twice", name, key);
+        p = skip_space(p);
+        if (*p != ':')
+            return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header has no ':' after '%s'", name, key);
+        p = skip_space(p + 1);
+        fpsim_status st = k == 0 ? parse_descr(&p, name, info)
+                        : k == 1 ? parse_fortran_order(&p, name)
+                                 : parse_shape(&p, name, info);
+        if (st)
+            return st;
+        p = skip_space(p);
+        if (*p == ',')
+            p = skip_space(p + 1);
+        else if (*p != '}')
+            return fpsim_fail(FPSIM_EFORMAT, "%s: malformed .npy header after '%s' (expected ',' or '}')", name, key);
+    }
+    if (*skip_space(p + 1))
+        return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header has text after its {...} dict", name);
+    for (int k = 0; k < 3; k++)
+        if (!seen[k])
+            return fpsim_fail(FPSIM_EFORMAT, "%s: .npy header has no '%s'", name, keys[k]);
     return FPSIM_OK;
 }
 
@@ -203,9 +247,11 @@ fpsim_status fpsim_npy_read_header(FILE *f, const char *name, fpsim_npy_info *in
     return st;
 }
 
-fpsim_status fpsim_npy_load(const char *path, fpsim_npy_info *info, void **data)
+/* Open `path`, read its header and compare the header's claim with the bytes a regular file holds
+ * (before anything is allocated for it: a damaged header is "truncated", not an attempt at a huge
+ * allocation). On success *out is positioned at the data. */
+static fpsim_status open_checked(FILE **out, const char *path, fpsim_npy_info *info)
 {
-    *data = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
         return fpsim_fail(FPSIM_EIO, "cannot open '%s' for reading", path);
@@ -215,22 +261,42 @@ fpsim_status fpsim_npy_load(const char *path, fpsim_npy_info *info, void **data)
         return fpsim_fail(FPSIM_EFORMAT, "'%s' is a directory, not a .npy file", path);
     }
     fpsim_status st = fpsim_npy_read_header(f, path, info);
+    const size_t bytes = info->count * info->elem_size;
+    if (!st && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode)) {
+        const unsigned long long have = (unsigned long long)sb.st_size > info->data_offset
+                                            ? (unsigned long long)sb.st_size - info->data_offset
+                                            : 0;
+        if (have < bytes)
+            st = fpsim_fail(FPSIM_EFORMAT, "%s: truncated .npy data: %llu of %zu bytes", path, have, bytes);
+        else if (have > bytes)
+            st = fpsim_fail(FPSIM_EFORMAT, "%s: trailing bytes after the .npy data (header says %zu elements)", path,
+                            info->count);
+    }
     if (st) {
         fclose(f);
         return st;
     }
+    *out = f;
+    return FPSIM_OK;
+}
+
+fpsim_status fpsim_npy_peek(const char *path, fpsim_npy_info *info)
+{
+    FILE *f;
+    fpsim_status st = open_checked(&f, path, info);
+    if (!st)
+        fclose(f);
+    return st;
+}
+
+fpsim_status fpsim_npy_load(const char *path, fpsim_npy_info *info, void **data)
+{
+    *data = NULL;
+    FILE *f;
+    fpsim_status st = open_checked(&f, path, info);
+    if (st)
+        return st;
     const size_t bytes = info->count * info->elem_size;
-    /* A header may claim any shape: compare the claim with the bytes the file holds before
-     * allocating, so a damaged header is "truncated", not an attempt at a huge allocation. */
-    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode)) {
-        const unsigned long long have = (unsigned long long)sb.st_size > info->data_offset
-                                            ? (unsigned long long)sb.st_size - info->data_offset
-                                            : 0;
-        if (have < bytes) {
-            fclose(f);
-            return fpsim_fail(FPSIM_EFORMAT, "%s: truncated .npy data: %llu of %zu bytes", path, have, bytes);
-        }
-    }
     void *buf = bytes ? malloc(bytes) : NULL;
     if (bytes && !buf) {
         fclose(f);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fpsim_mem.h"
 #include "fpsim_parallel.h"
 #include "replay_internal.h"
 
@@ -141,6 +142,54 @@ static fpsim_status check_task_fits(const fpsim_replay_config *cfg)
     return FPSIM_OK;
 }
 
+/* Doubles the reference's recording keeps for one linear layer y = x w^T (x: tokens x in, w: out
+ * x in): each of its three GEMMs (fprop, dgrad, wgrad) copies both operands and the output, which
+ * are, over the three, every pairing of the tokens x in, tokens x out and out x in matrices. */
+static double recorded_linear(double tokens, double in, double out)
+{
+    return 3.0 * (tokens * in + tokens * out + out * in);
+}
+
+/* Bytes a replay holds while it runs, a lower bound for checking against the memory available
+ * before anything is allocated: the reference model and one copy per recipe (parameters,
+ * gradients, AdamW moments: fpsim_model_bytes), the activations, the reference's recorded GEMM
+ * operands and outputs (replay_record.c) and canonical points, and the statistics tables. The
+ * recipe engines' own scratch (one GEMM's quantized operands at a time) is left out. Against peak
+ * RSS (/usr/bin/time, the default model with other layers, 1 step, --pretrain 0, 2026-12-07):
+ * bf16 at 1, 16 and 32 layers 0.19, 2.54 and 5.05 GB estimated, 0.23, 2.58 and 5.10 GB measured;
+ * bf16 + te-nvfp4 at 16 layers 2.98 and 3.06; d=512,ffn=1536 at 16 layers 7.45 and 7.51. */
+static double replay_memory_estimate(const fpsim_replay_config *cfg)
+{
+    const fpsim_model_config *m = &cfg->model;
+    const double L = (double)m->layers, N = (double)fpsim_model_tokens(m), C = (double)m->d;
+    const double Q = (double)fpsim_model_qkv_dim(m), F = (double)m->ffn, V = (double)m->vocab;
+    const double per_block = recorded_linear(N, C, Q) + recorded_linear(N, C, C) + recorded_linear(N, C, 2 * F) +
+                             recorded_linear(N, F, C);
+    const double recorded = L * per_block + recorded_linear(N, C, V);
+    /* canonical points: embedding, block outputs, final norm, stream gradients; logits, their gradients */
+    const double points = (2 * L + 3) * N * C + 2 * N * V;
+    const double layers = L + 1, steps = (double)cfg->steps;
+    const double gemms = steps * FPSIM_VIEW_COUNT * layers * FPSIM_SITE_COUNT * FPSIM_PASS_COUNT;
+    const double operands = gemms * FPSIM_ROLE_COUNT, tensors = steps * (3 + 6 * L);
+    const double tables = (gemms + 2 * operands + steps * FPSIM_POINT_COUNT * (layers + 1) + 2 * tensors) *
+                              (double)sizeof(fpsim_stats) + operands * (double)sizeof(fpsim_replay_scale);
+    return (1.0 + cfg->nrecipes) * fpsim_model_bytes(m) + fpsim_acts_bytes(m) + 8.0 * (recorded + points) +
+           cfg->nrecipes * tables;
+}
+
+/* FPSIM_ENOMEM naming the model when the replay cannot fit in the memory available. */
+static fpsim_status check_memory(const fpsim_replay_config *cfg)
+{
+    const fpsim_model_config *m = &cfg->model;
+    const double need = replay_memory_estimate(cfg);
+    char what[200];
+    const double params = fpsim_model_bytes(m) / 32.0; /* four doubles each (model_alloc) */
+    snprintf(what, sizeof what, "replay: the model (%d layers, d=%d, %.1f %s parameters) with %d recipe%s", m->layers,
+             m->d, params >= 1e9 ? params / 1e9 : params / 1e6, params >= 1e9 ? "billion" : "million", cfg->nrecipes,
+             cfg->nrecipes == 1 ? "" : "s");
+    return fpsim_mem_check(need < 1.8e19 ? (uint64_t)need : UINT64_MAX, what, "");
+}
+
 static void *xcalloc(size_t n, size_t size, int *oom)
 {
     void *p = calloc(n ? n : 1, size);
@@ -183,6 +232,7 @@ fpsim_status fpsim_replay_create(fpsim_replay **out, const fpsim_replay_config *
         return st;
     }
     if ((st = check_task_fits(cfg))) return st;
+    if ((st = check_memory(cfg))) return st;
 
     fpsim_replay *r = calloc(1, sizeof *r);
     replay_state *s = calloc(1, sizeof *s);

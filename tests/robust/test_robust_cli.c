@@ -1171,7 +1171,7 @@ int main(int argc, char **argv)
         int64_t seed = -1;
         if (rc == 0 && fpsim_h5_open_read(&f, q) == FPSIM_OK) {
             fpsim_h5_read_attr_int64(f, ".", "seed", &seed);
-            H5Fclose(f);
+            fpsim_h5_close_read(f);
         }
         TEST_CHECK(&tc, seed == 10, "quantize --seed 010 recorded seed %lld, want 10", (long long)seed);
         remove(q);

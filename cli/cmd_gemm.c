@@ -5,6 +5,7 @@
  * "TN" layout of cuBLASLt FP8 GEMMs); C is float32 (M, N). Scales are per-tensor numbers, or
  * .npy arrays of block scales whose shape says the mode: (M, ceil(K/128)) is VEC128 (1x128),
  * (ceil(M/128), ceil(K/128)) is BLK128x128 (likewise for B with N). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,13 @@ static int parse_scale(const char *text, const char *opt, size_t rows, size_t K,
         return FPSIM_EXIT_USAGE;
     }
     out->value = (float)d;
+    /* D = acc * fp32(scale_a * scale_b): a scale that rounds to 0 (1e-50), a subnormal one or a
+     * negative one would not be a scale (1e-50 gave an all-zero C, exit 0) */
+    if (!(out->value > 0.0f) || !isnormal(out->value)) {
+        fpsim_cli_error(CMD, "%s %s is %.9g in float32: a scale must be a positive normal float32 (%.9g to %.9g)",
+                        opt, text, (double)out->value, (double)FLT_MIN, (double)FLT_MAX);
+        return FPSIM_EXIT_USAGE;
+    }
     if ((double)out->value != d)
         fpsim_cli_note("fpsim gemm: %s %s rounded to float32 %.9g (cuBLASLt takes fp32 scales)", opt, text,
                        (double)out->value);
@@ -293,6 +301,18 @@ int cmd_gemm(int argc, char **argv)
         fpsim_cli_error(CMD, "BLK128x128 scales on both operands: cuBLASLt on sm_90 has no such mode; give one "
                         "operand 1x128 (VEC128) scales");
         rc = FPSIM_EXIT_USAGE;
+    }
+    /* split-K cuts K into at most ceil(K / unit) chunks: a larger splitk gives the same bits (the
+     * fp64 and BLAS models take no splitk at all: fpsim_gemm_tn_ex says so) */
+    if (!rc && acc.splitk > 1 && acc.kind != FPSIM_ACCUM_FP64 && acc.kind != FPSIM_ACCUM_FP32_BLAS) {
+        fpsim_gemm_scales usa = {sa.blocks, sa.rows_per_block}, usb = {sb.blocks, sb.rows_per_block};
+        size_t most = fpsim_gemm_splitk_max(K, sa.blocks ? &usa : NULL, sb.blocks ? &usb : NULL);
+        if ((size_t)acc.splitk > most) {
+            fpsim_cli_error(CMD, "splitk=%d is more than the %zu chunk(s) that K=%zu can be split into (units of "
+                            "128 elements, 512 with a BLK128x128 operand); a larger splitk changes nothing",
+                            acc.splitk, most, K);
+            rc = FPSIM_EXIT_USAGE;
+        }
     }
     if (!rc && !(C = malloc(M * N * sizeof *C))) {
         fpsim_cli_error(CMD, "out of memory for a %zu x %zu result", M, N);

@@ -34,7 +34,8 @@ static void usage(FILE *out)
             "errors at the canonical points (rel L2, max abs, cosine, logit-lens KL), and an\n"
             "attribution that swaps one layer or part of the generator to the trainer's numerics.\n\n"
             "  --generator G    engine text RECIPE[,key=value...]: RECIPE from `fpsim recipes` (or\n"
-            "                   fp32, fp64); keys accum=fp32|hopper-qgmma|hopper-qgmma:fast|fp64,\n"
+            "                   fp32, fp64, or a custom recipe, whose schemes may hold ','); keys\n"
+            "                   accum=fp32|hopper-qgmma|hopper-qgmma:fast|fp64 (FP8 fprop GEMMs only),\n"
             "                   reduce=seq|pairwise|blocked, kv=hp|fp8, kv_scales=fresh|stale,\n"
             "                   style=decode|prefill, refit=bf16|none\n"
             "                   (generator defaults: style=decode,reduce=pairwise,refit=bf16)\n"
@@ -49,7 +50,7 @@ static void usage(FILE *out)
             "  --seed S         sampling and SR seed (default 1)\n"
             "  --model SPEC     model spec (fpsim replay --help), default the 4-layer d=256 model\n"
             "  --pretrain N     FP32 training steps before step 0 (default 150)\n"
-            "  --temperature X  sampling temperature (default 1); --top-p X nucleus (default 1)\n"
+            "  --temperature X  sampling temperature, >= 1e-5 (default 1); --top-p X nucleus (default 1)\n"
             "  --no-attribution skip the per-layer / per-part swaps\n"
             "  --threads T      threads (same bits on any count)\n"
             "  --plot FILE      draw the plots of a mismatch file into --plots DIR (default plots), and\n"
@@ -315,6 +316,11 @@ int cmd_mismatch(int argc, char **argv)
         fpsim_cli_error(CMD, "--temperature must be a positive finite number");
         return 2;
     }
+    if (cfg.temperature < FPSIM_MM_TEMPERATURE_MIN) { /* the metrics would be Inf and NaN */
+        fpsim_cli_error(CMD, "--temperature %g is below %g: vLLM samples greedily there (_SAMPLING_EPS), which "
+                        "fpsim does not model", cfg.temperature, FPSIM_MM_TEMPERATURE_MIN);
+        return 2;
+    }
     if (!(cfg.top_p > 0.0 && cfg.top_p <= 1.0)) {
         fpsim_cli_error(CMD, "--top-p must be in (0, 1]");
         return 2;
@@ -359,7 +365,8 @@ int cmd_mismatch(int argc, char **argv)
         cfg.given_len = (size_t)cfg.model.seq;
     }
     if (tokens) {
-        if ((st = fpsim_mm_tokens_read(tokens, cfg.model.vocab, &tok, &mask, &cfg.given_n, &cfg.given_len)))
+        if ((st = fpsim_mm_tokens_read_ctx(tokens, cfg.model.vocab, (size_t)cfg.model.seq, &tok, &mask, &cfg.given_n,
+                                           &cfg.given_len)))
             return fpsim_cli_fail_input(CMD, st);
         cfg.tokens = tok;
         cfg.mask = mask;

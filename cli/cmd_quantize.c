@@ -297,6 +297,9 @@ static fpsim_status write_copy_group(hid_t f, const char *name, const fpsim_qten
     H5E_BEGIN_TRY { g = H5Gcreate2(f, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT); } H5E_END_TRY;
     if (g < 0) return fpsim_fail(FPSIM_EIO, "cannot create group '%s'", name);
     fpsim_status st = fpsim_h5_attr_string(g, "axis", q->axis == FPSIM_AXIS_COLS ? "cols" : "rows");
+    /* the RHT this copy really had: the root's rht=1 rotates the columnwise copy only */
+    if (!st) st = fpsim_h5_attr_int64(g, "rht", q->scheme.kind == FPSIM_KIND_NVFP4 && q->scheme.rht &&
+                                                    q->axis == FPSIM_AXIS_COLS);
     if (!st) st = write_stats_attrs(g, q);
     if (!st) st = write_datasets(g, q, gzip);
     H5Gclose(g);
@@ -469,6 +472,18 @@ static fpsim_status quantize_both_on(fpsim_qtensor *rows_q, fpsim_qtensor *q, co
     return st;
 }
 
+/* Bytes per input element that quantizing holds besides the input, a lower bound: a copy has
+ * codes (at least half a byte: FP4 packs two) and the float32 dequantized tensor; a columnwise
+ * copy also its float32 stored operand and stored-orientation dequant (fpsim_qtensor's work_src,
+ * work_dq); scales (at most 5/16 byte) are left out. Measured peak RSS (/usr/bin/time, 4096 x 4096
+ * float32, 2026-12-07): nvfp4 rows 9.6, cols 17.4, both 22.2 bytes per element with the input's 4,
+ * against 8.5, 16.5 and 21 estimated; mxfp8-e4m3 rows 9.9. */
+static double quantize_output_bytes(int axis)
+{
+    const double copy = 0.5 + 4.0, columnwise = copy + 8.0;
+    return axis == AXIS_BOTH ? copy + columnwise : axis == FPSIM_AXIS_COLS ? columnwise : copy;
+}
+
 int cmd_quantize(int argc, char **argv)
 {
     if (fpsim_cli_wants_help(argc, argv)) {
@@ -496,6 +511,13 @@ int cmd_quantize(int argc, char **argv)
         fpsim_cli_error(CMD, "unknown axis '%s'; valid: rows, cols, both", a.axis_text);
         return FPSIM_EXIT_USAGE;
     }
+    /* The RHT rotates columnwise copies only (TE's wgrad operands): on a rowwise copy rht=1 would
+     * be recorded and change nothing. --axis both rotates its columnwise copy, as TE does. */
+    if (scheme.kind == FPSIM_KIND_NVFP4 && scheme.rht && axis == FPSIM_AXIS_ROWS) {
+        fpsim_cli_error(CMD, "rht=1 applies to columnwise quantization (TE's wgrad operands): give --axis cols "
+                        "(or both), or drop rht=1 ('%s')", a.scheme_text);
+        return FPSIM_EXIT_USAGE;
+    }
     int to_npy = fpsim_file_name_has_ext(a.out, ".npy");
     if (!to_npy && !fpsim_file_name_is_hdf5(a.out)) {
         fpsim_cli_error(CMD, "--out '%s': the name must end in .h5, .hdf5 or .npy", a.out);
@@ -521,8 +543,11 @@ int cmd_quantize(int argc, char **argv)
     if ((st = fpsim_file_check_writable(a.out))) return fpsim_cli_fail_input(CMD, st);
 
     fpsim_tensor2d x;
-    /* A missing or unreadable input (FPSIM_EIO) is the user's error here: exit 2. */
-    if ((st = fpsim_tensor_read(&x, &a.src)))
+    /* A missing or unreadable input (FPSIM_EIO) is the user's error here: exit 2. A run larger
+     * than the machine's available memory is refused before anything is allocated (exit 1): the
+     * allocation would succeed (overcommit) and the kernel kill fpsim later, without a word. */
+    if ((st = fpsim_tensor_check_memory(&a.src, quantize_output_bytes(axis))) ||
+        (st = fpsim_tensor_read(&x, &a.src)))
         return st == FPSIM_EIO ? fpsim_cli_fail_input(CMD, st) : fpsim_cli_fail(CMD, st);
 
     fpsim_qopts opts;

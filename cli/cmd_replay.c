@@ -307,6 +307,15 @@ int cmd_replay(int argc, char **argv)
         cfg.batch_ctx = &capture;
         if (!steps_given) cfg.steps = 1;
     }
+    /* Recipes against the model, before any work (fpsim_replay_create pretrains before it builds
+     * the engines): one whose first/last high-precision layers cover every layer quantizes
+     * nothing. */
+    for (int i = 0; i < cfg.nrecipes; i++) {
+        fpsim_engine_plan plan;
+        fpsim_status st = fpsim_engine_plan_from_recipe(&plan, cfg.recipes[i]);
+        if (!st) st = fpsim_engine_plan_check_layers(&plan, cfg.model.layers);
+        if (st) return fpsim_cli_fail(CMD, st);
+    }
     if (cfg.threads <= 0) cfg.threads = fpsim_threads_default(); /* FPSIM_THREADS (checked by main.c), else the cores */
     openblas_set_num_threads(cfg.threads);
 

@@ -270,10 +270,16 @@ static fpsim_status apply_key(fpsim_scheme *s, const char *name, const char *key
     if (strcmp(key, "eps") == 0) {
         ONLY(k == FPSIM_KIND_FP8_BLOCK || k == FPSIM_KIND_FP8_TENSOR);
         char *end;
+        errno = 0;
         float e = strtof(v, &end);
         if (*v == '\0' || *end != '\0' || !(e >= 0.0f) || isinf(e))
             return fpsim_fail(FPSIM_EINVAL, "bad value '%s' for scheme key 'eps' (a finite number >= 0)",
                               v);
+        /* A nonzero text that underflows to 0 in float32 would be taken as no floor at all. */
+        if (e == 0.0f && errno == ERANGE)
+            return fpsim_fail(FPSIM_EINVAL,
+                              "bad value '%s' for scheme key 'eps': it underflows to 0 in float32 (give 0, or a value "
+                              "of at least 1.4e-45)", v);
         s->eps = e;
         return FPSIM_OK;
     }

@@ -68,7 +68,21 @@ static fpsim_status preset_index(const char *name, size_t *out)
     return fpsim_fail(FPSIM_ENAME, "unknown recipe '%s' (valid: %s)", name, list);
 }
 
-static fpsim_status set_operand(fpsim_recipe *r, int p, int k, const char *v, const char *key)
+/* The operand symbol of a role, for messages. */
+static const char *role_symbol(int k)
+{
+    static const char *const sym[FPSIM_ROLE_COUNT] = {"W", "X", "dY"};
+    return sym[k];
+}
+
+/* The scheme of one operand. `role_wide`: the clause names the role in every pass (w=, x=, g=).
+ *
+ * The RHT (nvfp4 rht=1) rotates columnwise copies only (block_quantize.c; TE applies it to the
+ * columnwise wgrad operands and never to a rowwise copy), so on a rowwise operand it would be
+ * recorded but change nothing. A role-wide clause gives its rowwise uses the scheme without
+ * it, which is what is done to them (`x=nvfp4:rht=1`: fprop X `nvfp4`, wgrad X `nvfp4:rht=1`,
+ * as te-nvfp4 writes it); a clause naming one rowwise operand with rht=1 is refused. */
+static fpsim_status set_operand(fpsim_recipe *r, int p, int k, const char *v, const char *key, int role_wide)
 {
     fpsim_operand_quant *o = &r->op[p][k];
     if (!o->used)
@@ -84,6 +98,15 @@ static fpsim_status set_operand(fpsim_recipe *r, int p, int k, const char *v, co
         char msg[512]; /* the last-error buffer is rewritten by fpsim_fail: copy it first */
         snprintf(msg, sizeof msg, "%s", fpsim_last_error());
         return fpsim_fail(st, "recipe key '%s': %s", key, msg);
+    }
+    if (s.kind == FPSIM_KIND_NVFP4 && s.rht && o->axis == FPSIM_AXIS_ROWS) {
+        if (!role_wide)
+            return fpsim_fail(FPSIM_EINVAL,
+                              "recipe key '%s': rht=1 has no effect on %s in %s, a rowwise operand; the RHT "
+                              "applies to columnwise copies (TE's wgrad operands: wgrad.x=, wgrad.g=)",
+                              key, role_symbol(k), fpsim_pass_name(p));
+        s.rht = 0;
+        s.rhtsum = FPSIM_RHT_EXACT; /* rhtsum means nothing without rht */
     }
     o->quantized = 1;
     o->scheme = s;
@@ -126,7 +149,7 @@ static fpsim_status apply_clause(fpsim_recipe *r, char *clause)
         /* role in every pass that uses it */
         if (key[0] == g_role_keys[k] && key[1] == '\0') {
             for (int p = 0; p < FPSIM_PASS_COUNT; p++)
-                if (r->op[p][k].used && (st = set_operand(r, p, k, v, key)) != FPSIM_OK)
+                if (r->op[p][k].used && (st = set_operand(r, p, k, v, key, 1)) != FPSIM_OK)
                     return st;
             return FPSIM_OK;
         }
@@ -134,7 +157,7 @@ static fpsim_status apply_clause(fpsim_recipe *r, char *clause)
             size_t n = strlen(g_pass_names[p]);
             if (strncmp(key, g_pass_names[p], n) == 0 && key[n] == '.' && key[n + 1] == g_role_keys[k] &&
                 key[n + 2] == '\0')
-                return set_operand(r, p, k, v, key);
+                return set_operand(r, p, k, v, key, 0);
         }
     }
     return fpsim_fail(FPSIM_ENAME,
@@ -188,6 +211,15 @@ static fpsim_status parse_text(fpsim_recipe *out, const char *text, int depth)
         p = semi ? semi + 1 : NULL;
     }
     free(buf);
+    /* first_hp / last_hp keep layers out of the quantization: in a recipe that quantizes nothing
+     * they would change nothing. */
+    int any = 0;
+    for (int q = 0; q < FPSIM_PASS_COUNT; q++)
+        for (int k = 0; k < FPSIM_ROLE_COUNT; k++)
+            any |= r.op[q][k].used && r.op[q][k].quantized;
+    if (st == FPSIM_OK && depth == 0 && !any && (r.first_hp_layers || r.last_hp_layers))
+        st = fpsim_fail(FPSIM_EINVAL, "recipe '%s': first_hp/last_hp have no effect: the recipe quantizes no operand",
+                        text);
     if (st == FPSIM_OK)
         *out = r;
     return st;

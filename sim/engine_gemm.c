@@ -86,15 +86,19 @@ static fpsim_status own_fprop(fpsim_engine *e, const engine_kernel *k, const fps
     to_float(xb, c->b.data, N, K, c->b.ld); /* W: stored N x K, used transposed */
     if ((st = quantize_decode(e, &e->qa, e->fa, sx, xa, M, K))) return st;
     if ((st = quantize_decode(e, &e->qb, e->fb, sw, xb, N, K))) return st;
-    fpsim_format_id fmt = (fpsim_format_id)sx->elem;
+    /* each operand in its own element format (a custom recipe may pair E4M3 with E5M2) */
+    fpsim_gemm_args args = {(fpsim_format_id)sx->elem, (fpsim_format_id)sw->elem, 1.0f, 1.0f, NULL, NULL,
+                            e->threads};
     if (sx->kind == FPSIM_KIND_FP8_BLOCK && sw->kind == FPSIM_KIND_FP8_BLOCK) {
         fpsim_gemm_scales sa = {e->qa.scale_inv, sx->tile_rows};
         fpsim_gemm_scales sb = {e->qb.scale_inv, sw->tile_rows};
-        st = fpsim_gemm_tn_blockscaled(e->fc, e->fa, e->fb, M, N, K, &k->accum, &sa, &sb, fmt,
-                                       e->threads);
+        args.sa = &sa;
+        args.sb = &sb;
+        st = fpsim_gemm_tn_ex(e->fc, e->fa, e->fb, M, N, K, &k->accum, &args);
     } else if (sx->kind == FPSIM_KIND_FP8_TENSOR && sw->kind == FPSIM_KIND_FP8_TENSOR) {
-        st = fpsim_gemm_tn(e->fc, e->fa, e->fb, M, N, K, &k->accum, e->qa.global_scale,
-                           e->qb.global_scale, fmt, e->threads);
+        args.scale_a = e->qa.global_scale;
+        args.scale_b = e->qb.global_scale;
+        st = fpsim_gemm_tn_ex(e->fc, e->fa, e->fb, M, N, K, &k->accum, &args);
     } else {
         return fpsim_fail(FPSIM_EUNSUPPORTED,
                           "engine: accum=%s needs both fprop operands block FP8 or both per-tensor FP8",

@@ -120,6 +120,12 @@ typedef struct fpsim_gemm_scales {
     int rows_per_block;
 } fpsim_gemm_scales;
 
+/* The most chunks split-K can cut K into: ceil(K / U), U as in fpsim_accum.splitk (512 when a
+ * block-scaled operand is BLK128x128, else 128; sa, sb NULL for per-tensor scales). Any splitk
+ * above it gives the bits of splitk = that count, so a caller that knows K before the run
+ * refuses it (fpsim gemm does). */
+size_t fpsim_gemm_splitk_max(size_t K, const fpsim_gemm_scales *sa, const fpsim_gemm_scales *sb);
+
 /* As fpsim_gemm_tn, with block-scaled operands: C[i][j] = sum over 128-K blocks kb of
  * sa(i,kb) * sb(j,kb) * (partial dot product of block kb). With hopper-qgmma the partial is a
  * QGMMA chain of 128 K-elements (promote must be 128) folded as accum->fold says; other models

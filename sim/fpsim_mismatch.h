@@ -172,8 +172,8 @@ typedef enum fpsim_attn_style {
 
 /* One engine's numerics. Text form (fpsim_engine_config_parse): RECIPE[,key=value...] where
  * RECIPE is a recipe name of fpsim_recipe.h (bf16, nemo-rl-fp8, te-nvfp4, ...; also fp32, fp64;
- * a custom recipe text may be given with --generator-recipe), keys:
- *   accum=fp32|hopper-qgmma:fast|hopper-qgmma|fp64   GEMM accumulation of FP8 block GEMMs
+ * or a custom recipe text), keys:
+ *   accum=fp32|hopper-qgmma:fast|hopper-qgmma|fp64   accumulation of FP8 fprop GEMMs
  *   reduce=seq|pairwise|blocked                       FP32 reduction order
  *   kv=hp|fp8   kv_scales=fresh|stale                 KV cache format and calibration
  *   style=decode|prefill   refit=bf16|none            attention style, weight refit */
@@ -193,8 +193,16 @@ typedef struct fpsim_engine_config {
 void fpsim_engine_config_generator(fpsim_engine_config *c, const char *recipe);
 void fpsim_engine_config_trainer(fpsim_engine_config *c, const char *recipe);
 /* Parse "RECIPE[,key=value...]" over *c (keeps fields not named). Errors name the bad key or
- * value and list the valid ones. */
+ * value and list the valid ones. The recipe is checked whole, and so is accum against it (it
+ * must reach an FP8 fprop GEMM that takes it). RECIPE ends at the first ',' followed by an
+ * engine key and '=', so a custom recipe's scheme keeps its own ',' (`bf16;x=nvfp4:sr=1,rht=1,
+ * kv=fp8`); the accum value keeps its ",splitk=" / ",fold=" options. '@' is refused (replay's
+ * RECIPE@accum= suffix: an engine's model is its accum key). accum is stored canonical. */
 fpsim_status fpsim_engine_config_parse(fpsim_engine_config *c, const char *text);
+/* What needs the model: the recipe's high-precision first/last layers must leave a layer
+ * quantized, and the model's dimensions must tile by the recipe's blocks. fpsim_mm_run_all
+ * checks every configuration with it before any work. */
+fpsim_status fpsim_engine_config_check(const fpsim_engine_config *c, const fpsim_model_config *m);
 fpsim_status fpsim_engine_config_format(const fpsim_engine_config *c, char *buf, size_t cap);
 
 /* Parts of an engine that attribution can swap one at a time. */
@@ -275,6 +283,10 @@ int32_t fpsim_mm_sample(const double *logits, int vocab, double temp, double top
 /* 3. The run                                                                                   */
 
 #define FPSIM_MM_MAX_CONFIGS 12
+/* The lowest sampling temperature: below it vLLM samples greedily (_SAMPLING_EPS = 1e-5,
+ * vllm/sampling_params.py and v1/sample/sampler.py), which fpsim does not model; softmax(l / T)
+ * would also overflow to Inf metrics as T goes to 0. */
+#define FPSIM_MM_TEMPERATURE_MIN 1e-5
 
 typedef struct fpsim_mm_config {
     fpsim_model_config model;
@@ -348,6 +360,10 @@ void fpsim_mm_run_free(fpsim_mm_run *r);
  * scored). '#' starts a comment line. Errors name the line. */
 fpsim_status fpsim_mm_tokens_read(const char *path, int vocab, int32_t **tokens, uint8_t **mask,
                                   size_t *n, size_t *len);
+/* The same, with the model's context: a line of more than max_len tokens is an error naming the
+ * file and line (max_len 0: no limit, as fpsim_mm_tokens_read). */
+fpsim_status fpsim_mm_tokens_read_ctx(const char *path, int vocab, size_t max_len, int32_t **tokens,
+                                      uint8_t **mask, size_t *n, size_t *len);
 
 /* HDF5 output (docs/mismatch.md "HDF5 schema"); temp + rename. */
 fpsim_status fpsim_mm_write_h5(const fpsim_mm_run *r, const char *path, const char *command_line);

@@ -74,6 +74,11 @@ void fpsim_engine_plan_plain(fpsim_engine_plan *plan, const char *name, int roun
  * plus the controls "fp64" and "fp32"). Unknown name: FPSIM_ENAME listing the valid ones. */
 fpsim_status fpsim_engine_plan_from_recipe(fpsim_engine_plan *plan, const char *name);
 
+/* Refuses (FPSIM_EINVAL, naming both counts) a plan whose first/last high-precision layers
+ * cover every one of the model's `layers` blocks: it would quantize nothing. Callers check it
+ * when the model is known, before any work. */
+fpsim_status fpsim_engine_plan_check_layers(const fpsim_engine_plan *plan, int layers);
+
 /* The largest block length along K that the plan's schemes need (every GEMM dimension that is
  * a reduction dimension must be a multiple of it), and along the other dimension (2-D tiles). */
 int fpsim_engine_plan_block(const fpsim_engine_plan *plan);

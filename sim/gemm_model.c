@@ -243,6 +243,14 @@ static float dot_terms_unsplit(const fpsim_accum *acc, const fpsim_gemm_term *a,
     return total;
 }
 
+size_t fpsim_gemm_splitk_max(size_t K, const fpsim_gemm_scales *sa, const fpsim_gemm_scales *sb)
+{
+    /* the units of element_block_scaled (gemm_tn.c) and of the per-tensor paths */
+    size_t unit = sa && sb && (sa->rows_per_block != 1 || sb->rows_per_block != 1) ? FPSIM_SPLITK_UNIT_BLK128
+                                                                                   : FPSIM_SPLITK_UNIT;
+    return (K + unit - 1) / unit;
+}
+
 size_t fpsim_gemm_splitk_chunk(size_t K, int splitk, size_t unit)
 {
     /* cuBLASLt split-K on sm_90 (measured, cuBLASLt 13.1): chunks of ceil(K / (S*unit)) * unit,

@@ -22,6 +22,7 @@
 
 #include <cblas.h>
 
+#include "fpsim_mem.h"
 #include "fpsim_mismatch.h"
 
 void fpsim_mm_config_default(fpsim_mm_config *c)
@@ -425,6 +426,51 @@ static fpsim_status run_one(fpsim_mm_run *run, int ci, mm_state *ms, const fpsim
     return st;
 }
 
+/* Bytes one engine holds for scoring n sequences of len tokens: its copy of the model
+ * (fpsim_engine_create clones it whole), its KV cache (K and V, every layer) and its row buffers
+ * (every token at once for a prefill engine, one row per sequence for a decode one: engine_rows). */
+static double engine_bytes(const fpsim_engine_config *e, const fpsim_model_config *m, double n, double len)
+{
+    const double C = (double)m->d, Q = (double)fpsim_model_qkv_dim(m), F = (double)m->ffn;
+    const double kvw = (double)m->kv_heads * (double)fpsim_model_head_dim(m);
+    const double rows = e->style == FPSIM_STYLE_PREFILL ? n * len : n;
+    return fpsim_model_bytes(m) + 8.0 * (2.0 * (double)m->layers * n * len * kvw + rows * (6 * C + Q + 3 * F + 1));
+}
+
+/* Bytes a mismatch run holds at its peak, a lower bound checked against the memory available
+ * before anything is allocated: the policy model, both engines of every configuration (they live
+ * through the run), one attribution engine at a time, and the two engines' activations (every
+ * layer's residual stream, the final norm and the logits of every token) while a configuration
+ * is scored. Against peak RSS (/usr/bin/time, bf16 against bf16, --pretrain 0, 2026-12-07): 4 layers
+ * --sample 256 --no-attribution 1.25 GB estimated, 1.38 GB measured; 16 layers --sample 32 1.74 and
+ * 1.86; d=512, 8 layers --sample 32 3.22 and 3.37; --sample 256 --no-attribution 4.95 and 5.19. */
+static double mm_memory_estimate(const fpsim_mm_config *cfg)
+{
+    const fpsim_model_config *m = &cfg->model;
+    const double n = cfg->tokens ? (double)cfg->given_n : (double)cfg->samples;
+    const double len = cfg->tokens ? (double)cfg->given_len : 1.0 + (double)fpsim_task_max_problem_len(&cfg->task);
+    /* the policy model's gradients and moments stay untouched zero pages (not resident) unless
+     * it trains: a pretraining, or an update between steps; a capture's model is copied whole */
+    const int trains = cfg->start || (cfg->pretrain_steps > 0) || cfg->steps > 1;
+    double need = fpsim_model_bytes(m) * ((trains ? 1.0 : 0.25) + (cfg->attribution ? 1.0 : 0.0));
+    for (int i = 0; i < cfg->nconfigs; i++)
+        need += engine_bytes(&cfg->gen[i], m, n, len) + engine_bytes(&cfg->train[i], m, n, len);
+    const double rows = n * len;
+    return need + 2.0 * 8.0 * (((double)m->layers + 2) * rows * (double)m->d + rows * (double)m->vocab);
+}
+
+static fpsim_status mm_check_memory(const fpsim_mm_config *cfg)
+{
+    const fpsim_model_config *m = &cfg->model;
+    const double need = mm_memory_estimate(cfg);
+    char what[200];
+    const double params = fpsim_model_bytes(m) / 32.0; /* four doubles each (model_alloc) */
+    snprintf(what, sizeof what, "the model (%d layers, d=%d, %.1f %s parameters) with %d configuration%s", m->layers,
+             m->d, params >= 1e9 ? params / 1e9 : params / 1e6, params >= 1e9 ? "billion" : "million", cfg->nconfigs,
+             cfg->nconfigs == 1 ? "" : "s");
+    return fpsim_mem_check(need < 1.8e19 ? (uint64_t)need : UINT64_MAX, what, "");
+}
+
 /* Given sequences must score something: position 0 has no prediction (its mask is cleared),
  * so at least one mask bit at a later position must be set, or every metric is a mean over
  * nothing (NaN) reported as a result. */
@@ -450,9 +496,22 @@ fpsim_status fpsim_mm_run_all(fpsim_mm_run **out, const fpsim_mm_config *cfg)
         return fpsim_fail(FPSIM_EINVAL, "temperature must be > 0 and top_p in (0, 1]");
     fpsim_status st = fpsim_model_config_check(&cfg->model, 0);
     if (st) return st;
+    if (!(cfg->temperature >= FPSIM_MM_TEMPERATURE_MIN))
+        return fpsim_fail(FPSIM_EINVAL, "temperature %g is below %g, where vLLM samples greedily (its "
+                          "_SAMPLING_EPS), which is not modelled", cfg->temperature, FPSIM_MM_TEMPERATURE_MIN);
+    /* Every configuration against the model, before the pretraining: an error found when the
+     * engines are built would come after it. */
+    for (int i = 0; i < cfg->nconfigs; i++) {
+        if ((st = fpsim_engine_config_check(&cfg->gen[i], &cfg->model))) return st;
+        if ((st = fpsim_engine_config_check(&cfg->train[i], &cfg->model))) return st;
+    }
+    if (cfg->tokens && cfg->given_len > (size_t)cfg->model.seq)
+        return fpsim_fail(FPSIM_ESHAPE, "the given sequences have %zu tokens, more than the model's context (seq=%d)",
+                          cfg->given_len, cfg->model.seq);
     if (!cfg->tokens && (size_t)cfg->model.seq < 1 + fpsim_task_max_problem_len(&cfg->task))
         return fpsim_fail(FPSIM_ESHAPE, "model seq %d shorter than a task problem (%zu)",
                           cfg->model.seq, 1 + fpsim_task_max_problem_len(&cfg->task));
+    if ((st = mm_check_memory(cfg))) return st;
     fpsim_mm_run *r = calloc(1, sizeof *r);
     if (!r) return fpsim_fail(FPSIM_ENOMEM, "out of memory");
     r->config = *cfg;

@@ -116,8 +116,10 @@ static fpsim_status begin_line(token_lists *t)
     return FPSIM_OK;
 }
 
-/* One sequence line (comments and blank lines already skipped) appended to t. */
-static fpsim_status parse_line(token_lists *t, const char *path, size_t lineno, const char *p, int vocab)
+/* One sequence line (comments and blank lines already skipped) appended to t; max_len: the
+ * model's context (0: no limit). */
+static fpsim_status parse_line(token_lists *t, const char *path, size_t lineno, const char *p, int vocab,
+                               size_t max_len)
 {
     fpsim_status st = begin_line(t);
     int bar = 0;
@@ -151,6 +153,9 @@ static fpsim_status parse_line(token_lists *t, const char *path, size_t lineno, 
         return st;
     if (here < 2)
         return fpsim_fail(FPSIM_EFORMAT, "%s line %zu has fewer than 2 tokens", path, lineno);
+    if (max_len && here > max_len)
+        return fpsim_fail(FPSIM_ESHAPE, "%s line %zu has %zu tokens, more than the model's context (seq=%zu)", path,
+                          lineno, here, max_len);
     t->lens[t->lines++] = here;
     return FPSIM_OK;
 }
@@ -166,7 +171,7 @@ static int any_scored(const token_lists *t)
 }
 
 /* Every line of f into t (buf: LINE_MAX_CHARS + 1 bytes). */
-static fpsim_status read_lines(token_lists *t, FILE *f, char *buf, const char *path, int vocab)
+static fpsim_status read_lines(token_lists *t, FILE *f, char *buf, const char *path, int vocab, size_t max_len)
 {
     size_t lineno = 0, len;
     int r;
@@ -182,19 +187,19 @@ static fpsim_status read_lines(token_lists *t, FILE *f, char *buf, const char *p
             p++;
         if (!*p || *p == '#')
             continue;
-        fpsim_status st = parse_line(t, path, lineno, p, vocab);
+        fpsim_status st = parse_line(t, path, lineno, p, vocab, max_len);
         if (st)
             return st;
     }
     return FPSIM_OK;
 }
 
-static fpsim_status read_lists(token_lists *t, FILE *f, const char *path, int vocab)
+static fpsim_status read_lists(token_lists *t, FILE *f, const char *path, int vocab, size_t max_len)
 {
     char *buf = malloc(LINE_MAX_CHARS + 1);
     if (!buf)
         return fpsim_fail(FPSIM_ENOMEM, "out of memory reading a token file");
-    fpsim_status st = read_lines(t, f, buf, path, vocab);
+    fpsim_status st = read_lines(t, f, buf, path, vocab, max_len);
     free(buf);
     if (st)
         return st;
@@ -212,13 +217,19 @@ static fpsim_status read_lists(token_lists *t, FILE *f, const char *path, int vo
 fpsim_status fpsim_mm_tokens_read(const char *path, int vocab, int32_t **tokens, uint8_t **mask,
                                   size_t *n, size_t *len)
 {
+    return fpsim_mm_tokens_read_ctx(path, vocab, 0, tokens, mask, n, len);
+}
+
+fpsim_status fpsim_mm_tokens_read_ctx(const char *path, int vocab, size_t max_len, int32_t **tokens,
+                                      uint8_t **mask, size_t *n, size_t *len)
+{
     *tokens = NULL;
     *mask = NULL;
     FILE *f = fopen(path, "r");
     if (!f) return fpsim_fail(FPSIM_EIO, "cannot open token file '%s': %s", path, strerror(errno));
     token_lists t;
     memset(&t, 0, sizeof t);
-    fpsim_status st = read_lists(&t, f, path, vocab);
+    fpsim_status st = read_lists(&t, f, path, vocab, max_len);
     fclose(f);
     size_t maxlen = 0;
     for (size_t s = 0; !st && s < t.lines; s++)

@@ -28,10 +28,13 @@ void fpsim_engine_plan_plain(fpsim_engine_plan *plan, const char *name, int roun
 
 static fpsim_status plan_from_recipe_name(fpsim_engine_plan *plan, const char *name);
 
-/* "RECIPE@accum=MODEL": the recipe, then the accumulation model; the plan keeps the full text. */
+/* "RECIPE@accum=MODEL": the recipe, then the accumulation model; the plan keeps the full text.
+ * '@' takes nothing else (no recipe or scheme text contains one). */
 fpsim_status fpsim_engine_plan_from_recipe(fpsim_engine_plan *plan, const char *name)
 {
-    const char *at = strstr(name, "@accum=");
+    const char *at = strchr(name, '@');
+    if (at && strncmp(at, "@accum=", 7))
+        return fpsim_fail(FPSIM_ENAME, "recipe '%s': unknown suffix '%s' (the only one is @accum=MODEL)", name, at);
     if (!at) return plan_from_recipe_name(plan, name);
     char recipe[FPSIM_SCHEME_TEXT_MAX];
     size_t n = (size_t)(at - name);
@@ -149,17 +152,32 @@ static fpsim_status plan_from_recipe_name(fpsim_engine_plan *plan, const char *n
         fpsim_engine_plan_plain(plan, "fp64", PLAN_FP64);
         return FPSIM_OK;
     }
+    if (!strncmp(name, "fp64;", 5))
+        return fpsim_fail(FPSIM_EINVAL, "recipe '%s': fp64, the unrounded control, takes no overrides (it is not "
+                          "a recipe preset and rounds nothing)", name);
+    /* An unknown base name (the text before the first ';', when it is not a key=value clause)
+     * is told with the valid ones, the fp64 control among them; other errors are the recipe
+     * library's own. */
+    size_t base = strcspn(name, ";");
+    if (base > 0 && !memchr(name, '=', base)) {
+        int known = 0;
+        for (size_t i = 0; i < fpsim_recipe_count() && !known; i++) {
+            const char *p = fpsim_recipe_name_at(i);
+            known = strlen(p) == base && !strncmp(p, name, base);
+        }
+        if (!known) {
+            char list[512];
+            size_t len = 0;
+            list[0] = '\0';
+            for (size_t i = 0; i < fpsim_recipe_count() && len + 1 < sizeof list; i++)
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s, ", fpsim_recipe_name_at(i));
+            return fpsim_fail(FPSIM_ENAME, "unknown recipe '%.*s' (valid: %sor fp64, the unrounded control)",
+                              (int)base, name, list);
+        }
+    }
     fpsim_recipe r;
     fpsim_status st = fpsim_recipe_parse(&r, name);
-    if (st) {
-        if (st == FPSIM_ENAME) {
-            /* Name the extra control too, next to the recipe library's own list. */
-            char msg[1024];
-            snprintf(msg, sizeof msg, "%s", fpsim_last_error());
-            return fpsim_fail(FPSIM_ENAME, "%s (or fp64, the unrounded control)", msg);
-        }
-        return st;
-    }
+    if (st) return st;
     int hp = r.hp == FPSIM_PREC_BF16 ? PLAN_BF16 : PLAN_FP32;
     fpsim_engine_plan_plain(plan, name, hp);
     for (int p = 0; p < FPSIM_PLAN_PASSES; p++)
@@ -171,6 +189,20 @@ static fpsim_status plan_from_recipe_name(fpsim_engine_plan *plan, const char *n
     plan->hp_first_layers = r.first_hp_layers;
     plan->hp_last_layers = r.last_hp_layers;
     plan->hp_head = 1;
+    return FPSIM_OK;
+}
+
+fpsim_status fpsim_engine_plan_check_layers(const fpsim_engine_plan *plan, int layers)
+{
+    int any = 0;
+    for (int p = 0; p < FPSIM_PLAN_PASSES; p++)
+        for (int k = 0; k < FPSIM_PLAN_ROLES; k++) any |= plan->quantized[p][k];
+    int hp = plan->hp_first_layers + plan->hp_last_layers;
+    if (any && hp > 0 && hp >= layers)
+        return fpsim_fail(FPSIM_EINVAL,
+                          "recipe '%s': first_hp=%d and last_hp=%d keep every one of the model's %d layer(s) "
+                          "in high precision: it would quantize nothing",
+                          plan->name, plan->hp_first_layers, plan->hp_last_layers, layers);
     return FPSIM_OK;
 }
 

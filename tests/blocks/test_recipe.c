@@ -70,6 +70,8 @@ static void scheme_roundtrips(void)
         {"fp8-tensor:history=5", FPSIM_EINVAL, "mode=delayed only"}, /* no effect in current mode */
         {"fp8-tensor:mode=torchao,margin=1", FPSIM_EINVAL, "mode=delayed only"},
         {"nvfp4:rhtsum=mma", FPSIM_EINVAL, "without rht=1"},
+        {"fp8-tensor:eps=1e-400", FPSIM_EINVAL, "underflows to 0"}, /* was taken as eps=0 */
+        {"fp8-block:eps=1e-60", FPSIM_EINVAL, "underflows to 0"},
         {"nvfp4:", FPSIM_EINVAL, "nothing"},
         {"nvfp4:sr", FPSIM_EINVAL, "key=value"},
         {"", FPSIM_EINVAL, "empty"},
@@ -79,6 +81,11 @@ static void scheme_roundtrips(void)
         TEST_CHECK(&tc, st == bad[i].st && strstr(fpsim_last_error(), bad[i].must),
                    "bad scheme '%s': status %d, message '%s'", bad[i].text, (int)st, fpsim_last_error());
     }
+    /* an eps of 0, or one that float32 holds (subnormal included), is kept */
+    TEST_CHECK(&tc, fpsim_scheme_parse(&s, "fp8-tensor:eps=0") == FPSIM_OK && s.eps == 0.0f, "eps=0: %s",
+               fpsim_last_error());
+    TEST_CHECK(&tc, fpsim_scheme_parse(&s, "fp8-tensor:eps=1e-40") == FPSIM_OK && s.eps > 0.0f, "eps=1e-40: %s",
+               fpsim_last_error());
 }
 
 static const fpsim_scheme *op(const fpsim_recipe *r, int p, int k)
@@ -178,6 +185,13 @@ static void recipe_presets(void)
         {"te-nvfp4;first_hp=-1", FPSIM_EINVAL, "layer count"},
         {"te-nvfp4;;x=none", FPSIM_EINVAL, "empty clause"},
         {"hp=fp16", FPSIM_ENAME, "bf16, fp32"},
+        /* rht=1 on one rowwise operand would change nothing (the RHT rotates columnwise copies) */
+        {"bf16;fprop.x=nvfp4:rht=1", FPSIM_EINVAL, "rowwise"},
+        {"te-nvfp4;dgrad.g=nvfp4:sr=1,rht=1", FPSIM_EINVAL, "wgrad.g="},
+        {"bf16;fprop.w=nvfp4:rht=1,rhtsum=mma", FPSIM_EINVAL, "rowwise"},
+        /* layers kept in high precision in a recipe that quantizes nothing */
+        {"bf16;first_hp=1", FPSIM_EINVAL, "quantizes no operand"},
+        {"te-nvfp4;x=none;w=none;g=none;last_hp=2", FPSIM_EINVAL, "quantizes no operand"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         fpsim_status st = fpsim_recipe_parse(&r, bad[i].text);
@@ -186,9 +200,47 @@ static void recipe_presets(void)
     }
 }
 
+/* A role-wide rht=1 (x=, g=, w=) rotates the role's columnwise copy only, as the quantizer does
+ * (block_quantize.c) and TE: its rowwise uses get the scheme without it, and the recipe says so
+ * (it listed "fprop X rows nvfp4:...rht=1" and quantized as plain nvfp4). */
+static void recipe_rht_placement(void)
+{
+    fpsim_recipe r, t;
+    TEST_CHECK(&tc, fpsim_recipe_parse(&r, "te-nvfp4;x=nvfp4:rht=1;g=nvfp4:sr=1,rht=1,rhtsum=mma") == FPSIM_OK,
+               "role-wide rht=1: %s", fpsim_last_error());
+    const fpsim_scheme *fx = op(&r, FPSIM_PASS_FPROP, FPSIM_ROLE_ACT), *wx = op(&r, FPSIM_PASS_WGRAD, FPSIM_ROLE_ACT);
+    const fpsim_scheme *dg = op(&r, FPSIM_PASS_DGRAD, FPSIM_ROLE_GRAD), *wg = op(&r, FPSIM_PASS_WGRAD, FPSIM_ROLE_GRAD);
+    TEST_CHECK(&tc, fx && wx && !fx->rht && wx->rht, "x=nvfp4:rht=1: fprop X rht=%d, wgrad X rht=%d",
+               fx ? fx->rht : -1, wx ? wx->rht : -1);
+    TEST_CHECK(&tc, dg && wg && !dg->rht && dg->rhtsum == FPSIM_RHT_EXACT && dg->sr && wg->rht &&
+                        wg->rhtsum == FPSIM_RHT_MMA,
+               "g=nvfp4:sr=1,rht=1,rhtsum=mma: dgrad dY rht=%d, wgrad dY rht=%d", dg ? dg->rht : -1,
+               wg ? wg->rht : -1);
+    /* the same operands as te-nvfp4's own text, which names wgrad.x and wgrad.g */
+    fpsim_recipe_find(&t, "te-nvfp4");
+    TEST_CHECK(&tc, !memcmp(op(&r, 0, FPSIM_ROLE_ACT), op(&t, 0, FPSIM_ROLE_ACT), sizeof(fpsim_scheme)) &&
+                        !memcmp(op(&r, 2, FPSIM_ROLE_ACT), op(&t, 2, FPSIM_ROLE_ACT), sizeof(fpsim_scheme)),
+               "x=nvfp4:rht=1 in te-nvfp4 changes its X operands %s", "");
+    /* the canonical text of the rowwise copy parses back (no rhtsum without rht) */
+    char text[4096];
+    fpsim_recipe back;
+    TEST_CHECK(&tc, fpsim_recipe_format(text, sizeof text, &r) == FPSIM_OK &&
+                        fpsim_recipe_parse(&back, text) == FPSIM_OK &&
+                        !memcmp(back.op, r.op, sizeof r.op),
+               "canonical '%s' parses back: %s", text, fpsim_last_error());
+    /* W's columnwise copy is dgrad's: w= rotates it and not fprop's */
+    TEST_CHECK(&tc, fpsim_recipe_parse(&r, "bf16;w=nvfp4:rht=1") == FPSIM_OK &&
+                        !op(&r, FPSIM_PASS_FPROP, FPSIM_ROLE_WEIGHT)->rht && op(&r, FPSIM_PASS_DGRAD, FPSIM_ROLE_WEIGHT)->rht,
+               "w=nvfp4:rht=1: %s", fpsim_last_error());
+    /* first_hp beside a quantized operand is kept (the model decides whether it leaves one) */
+    TEST_CHECK(&tc, fpsim_recipe_parse(&r, "te-nvfp4;first_hp=5") == FPSIM_OK && r.first_hp_layers == 5,
+               "te-nvfp4;first_hp=5: %s", fpsim_last_error());
+}
+
 int main(void)
 {
     scheme_roundtrips();
     recipe_presets();
+    recipe_rht_placement();
     return test_summary(&tc);
 }

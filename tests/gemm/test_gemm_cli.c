@@ -180,6 +180,24 @@ int main(int argc, char **argv)
     expect_usage_error("--a missing.npy --b B.npy --accum fp64 --out C.npy", "missing.npy");
     expect_usage_error("--a A.npy --b B.npy --accum hopper-qgmma:fast --scale-a SA.npy --scale-b SB.npy --out C.npy",
                        "promote");
+    /* Scales that are not positive normal float32 numbers: 1e-50 rounded to 0 and gave an all-zero
+     * C with exit 0. */
+    expect_usage_error("--a A.npy --b B.npy --accum hopper-qgmma --scale-a 1e-50 --out C.npy", "1e-50 is 0 in float32");
+    expect_usage_error("--a A.npy --b B.npy --accum hopper-qgmma --scale-b -2 --out C.npy", "positive normal");
+    expect_usage_error("--a A.npy --b B.npy --accum hopper-qgmma --scale-a 1e-39 --out C.npy", "positive normal");
+    /* split-K beyond the chunks K has (K = 256: two units of 128; one of 512 with a BLK128x128
+     * operand) changes nothing: refused, naming both */
+    expect_usage_error("--a A.npy --b B.npy --accum hopper-qgmma,splitk=257 --out C.npy", "splitk=257");
+    expect_usage_error("--a A.npy --b B.npy --accum hopper-qgmma,splitk=3 --out C.npy", "2 chunk(s) that K=256");
+    expect_usage_error("--a A.npy --b B.npy --accum hopper-qgmma,splitk=2 --scale-a SA.npy --scale-b SB.npy --out C.npy",
+                       "1 chunk(s) that K=256");
+    {
+        fpsim_accum split2;
+        fpsim_accum_parse(&split2, "hopper-qgmma,splitk=2");
+        fpsim_gemm_tn(C, A, B, M, N, K, &split2, 1.0f, 1.0f, FPSIM_E4M3, 1);
+        CHECK(same_as_library("--a A.npy --b B.npy --accum hopper-qgmma,splitk=2 --out C.npy", C, M, N),
+              "splitk=2 (the most K=256 has): CLI result differs from fpsim_gemm_tn");
+    }
     CHECK(run("--help") == 0, "--help must succeed");
 
     snprintf(mk, sizeof mk, "rm -rf %s", dir);

@@ -168,6 +168,9 @@ static void test_bad_input(void)
     expect_bad("shape the scheme cannot take", run_fpsim("quantize", "--scheme", "mxfp8-e4m3:rule=floor", "--in", raw, "--shape", "8x16", "--out", out, NULL), "multiple of 32");
     expect_bad("unwritable output", run_fpsim("quantize", "--scheme", "nvfp4", "--in", raw, "--shape", "4x32", "--out", "/nonexistent-dir/out.h5", NULL), "/nonexistent-dir/out.h5");
     expect_bad("output suffix", run_fpsim("quantize", "--scheme", "nvfp4", "--in", raw, "--shape", "4x32", "--out", in_dir("out.txt"), NULL), ".npy");
+    /* rht=1 on a rowwise copy changed nothing (plain nvfp4's bits) but was recorded as rht=1 */
+    expect_bad("rht=1 rowwise (default axis)", run_fpsim("quantize", "--scheme", "nvfp4:rht=1", "--in", raw, "--shape", "4x32", "--out", out, NULL), "--axis cols");
+    expect_bad("rht=1 --axis rows", run_fpsim("quantize", "--scheme", "nvfp4:sr=1,rht=1", "--axis", "rows", "--seed", "2", "--in", raw, "--shape", "4x32", "--out", out, NULL), "columnwise");
 #if !defined(FPSIM_TEST_HAVE_GPU)
     int rc = run_fpsim("quantize", "--scheme", "nvfp4", "--in", raw, "--shape", "4x32", "--out", out, "--device", "gpu", NULL);
     if (rc != 0) expect_bad("--device gpu without a GPU", rc, "gpu");
@@ -351,6 +354,76 @@ static void test_recipes(void)
         TEST_CHECK(&tc, strstr(text, needles[i]) != NULL, "recipes output lacks '%s'", needles[i]);
 }
 
+static void fill(float *x, size_t n, uint64_t seed);
+
+/* rht=1 rotates columnwise copies only. In recipes: a role-wide rht=1 is listed on the role's
+ * columnwise use only (it was listed on fprop X too, where nothing rotates), and one rowwise
+ * operand with rht=1 is refused. In quantize --axis both: the rowwise copy is plain nvfp4's,
+ * and each group's rht attribute says which copy was rotated. */
+static void test_rht_rowwise(void)
+{
+    int rc = run_fpsim("recipes", "bf16;fprop.x=nvfp4:rht=1", NULL);
+    TEST_CHECK(&tc, rc == 2 && line_count(err_text) == 1 && strstr(err_text, "rowwise"),
+               "recipes with fprop.x rht=1: exit %d: %s", rc, err_text);
+    const char *out = in_dir("rht_recipe.txt");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' recipes 'te-nvfp4;x=nvfp4:rht=1' > '%s'", fpsim_bin, out);
+    rc = system(cmd);
+    FILE *f = fopen(out, "r");
+    char line[1024];
+    int fprop_x = 0, wgrad_x = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "fprop  act", 10)) fprop_x = strstr(line, "rht=0") ? 1 : -1;
+        if (!strncmp(line, "wgrad  act", 10)) wgrad_x = strstr(line, "rht=1") ? 1 : -1;
+    }
+    if (f) fclose(f);
+    remove(out);
+    TEST_CHECK(&tc, rc == 0 && fprop_x == 1 && wgrad_x == 1,
+               "recipes 'te-nvfp4;x=nvfp4:rht=1': fprop X must show rht=0, wgrad X rht=1 (%d, %d)", fprop_x,
+               wgrad_x);
+
+    float x[32 * 64];
+    fill(x, 32 * 64, 77);
+    write_raw("rht.raw", x, 32 * 64);
+    const char *raw = in_dir("rht.raw"), *both = in_dir("rht_both.h5"), *rows = in_dir("rht_rows.h5");
+    int rc1 = run_fpsim("quantize", "--scheme", "nvfp4:rht=1", "--axis", "both", "--in", raw, "--shape", "32x64",
+                        "--out", both, "--quiet", NULL);
+    int rc2 = run_fpsim("quantize", "--scheme", "nvfp4", "--in", raw, "--shape", "32x64", "--out", rows, "--quiet",
+                        NULL);
+    TEST_CHECK(&tc, rc1 == 0 && rc2 == 0, "rht=1 --axis both / nvfp4 rows: exit %d %d: %s", rc1, rc2, err_text);
+    hid_t fb = H5Fopen(both, H5F_ACC_RDONLY, H5P_DEFAULT), fr = H5Fopen(rows, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (fb >= 0 && fr >= 0) {
+        hsize_t d1[2], d2[2];
+        uint8_t *c1 = read_ds(fb, "rowwise/codes", H5T_NATIVE_UINT8, 1, d1);
+        uint8_t *c2 = read_ds(fr, "codes", H5T_NATIVE_UINT8, 1, d2);
+        TEST_CHECK(&tc, c1 && c2 && d1[0] == d2[0] && d1[1] == d2[1] && !memcmp(c1, c2, d1[0] * d1[1]),
+                   "%s", "--axis both rht=1: the rowwise copy is not plain nvfp4's");
+        free(c1);
+        free(c2);
+        int64_t r_rht = -1, c_rht = -1;
+        hid_t g = H5Gopen2(fb, "rowwise", H5P_DEFAULT);
+        if (g >= 0 && H5Aexists(g, "rht") > 0) {
+            hid_t a = H5Aopen(g, "rht", H5P_DEFAULT);
+            H5Aread(a, H5T_NATIVE_INT64, &r_rht);
+            H5Aclose(a);
+        }
+        if (g >= 0) H5Gclose(g);
+        g = H5Gopen2(fb, "columnwise", H5P_DEFAULT);
+        if (g >= 0 && H5Aexists(g, "rht") > 0) {
+            hid_t a = H5Aopen(g, "rht", H5P_DEFAULT);
+            H5Aread(a, H5T_NATIVE_INT64, &c_rht);
+            H5Aclose(a);
+        }
+        if (g >= 0) H5Gclose(g);
+        TEST_CHECK(&tc, r_rht == 0 && c_rht == 1, "--axis both rht=1: group rht attributes %lld / %lld, want 0 / 1",
+                   (long long)r_rht, (long long)c_rht);
+    }
+    if (fb >= 0) H5Fclose(fb);
+    if (fr >= 0) H5Fclose(fr);
+    remove(both);
+    remove(rows);
+}
+
 static void fill(float *x, size_t n, uint64_t seed)
 {
     for (size_t i = 0; i < n; i++) {
@@ -477,6 +550,7 @@ int main(int argc, char **argv)
     test_bad_input();
     test_good_runs();
     test_recipes();
+    test_rht_rowwise();
     io_remove_dir(dir);
     return test_summary(&tc);
 }

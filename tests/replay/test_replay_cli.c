@@ -33,6 +33,7 @@ static int run(char *err, size_t cap, const char *path_env, char *const args[])
         dup2(fd, 2);
         dup2(out, 1);
         if (path_env) setenv("PATH", path_env, 1);
+        alarm(120); /* a refusal that comes only after a long pretraining fails, not hangs */
         execv(fpsim, args);
         _exit(127);
     }
@@ -71,6 +72,21 @@ static void expect_bad(const char *what, const char *needle, char *const args[],
     }
 }
 
+/* As expect_bad, and the line must not hold `absent`. */
+static void expect_bad_without(const char *what, const char *needle, const char *absent, char *const args[],
+                               const char *out)
+{
+    char err[4096];
+    int rc = run(err, sizeof err, NULL, args);
+    if (rc != 2 || lines(err) != 1 || !strstr(err, needle) || strstr(err, absent) || (out && exists(out))) {
+        printf("FAIL %s: exit %d, %d line(s), want 2 and one line naming '%s' without '%s'; stderr: %s", what, rc,
+               lines(err), needle, absent, err);
+        failures++;
+    } else {
+        printf("ok   %s: %s", what, err);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -102,6 +118,37 @@ int main(int argc, char **argv)
                      "layers=1,d=128,heads=2,kv_heads=2,ffn=200,vocab=128,seq=64,batch=2", "--out", out,
                      "--no-plots", NULL};
         expect_bad("ffn not divisible by the recipe's block", "ffn", a, out);
+    }
+    /* Recipe messages: fp64 takes no overrides (it was "unknown recipe 'fp64' ... (or fp64, the
+     * unrounded control)"); the fp64 note only beside an unknown name (it was appended to every
+     * error of the recipe library); an unknown '@' suffix named as such (it was "unknown recipe
+     * key 'bf16@foo'"); rht=1 on a rowwise operand; first/last high-precision layers covering
+     * the model, refused before the pretraining. */
+    {
+        char *a[] = {"fpsim", "replay", "--recipe", "fp64;x=nvfp4", "--out", out, "--no-plots", NULL};
+        expect_bad_without("fp64 with overrides", "fp64, the unrounded control, takes no overrides", "unknown recipe", a,
+                           out);
+    }
+    {
+        char *a[] = {"fpsim", "replay", "--recipe", "bf16;hp=fp16", "--out", out, "--no-plots", NULL};
+        expect_bad_without("bad hp value", "unknown precision 'fp16'", "(or fp64", a, out);
+    }
+    {
+        char *a[] = {"fpsim", "replay", "--recipe", "bf16@foo=1", "--out", out, "--no-plots", NULL};
+        expect_bad_without("unknown @ suffix", "unknown suffix '@foo=1'", "recipe key", a, out);
+    }
+    {
+        char *a[] = {"fpsim", "replay", "--recipe", "no-such-recipe;first_hp=1", "--out", out, "--no-plots", NULL};
+        expect_bad("unknown base name", "or fp64, the unrounded control", a, out);
+    }
+    {
+        char *a[] = {"fpsim", "replay", "--recipe", "bf16;fprop.x=nvfp4:rht=1", "--out", out, "--no-plots", NULL};
+        expect_bad("rht=1 on a rowwise operand", "rowwise", a, out);
+    }
+    {
+        char *a[] = {"fpsim", "replay", "--recipe", "te-nvfp4;first_hp=1;last_hp=1", "--model", (char *)small,
+                     "--pretrain", "100000", "--out", out, "--no-plots", NULL};
+        expect_bad("first_hp + last_hp cover the model", "it would quantize nothing", a, out);
     }
     {
         char bad[600];
@@ -150,7 +197,7 @@ int main(int argc, char **argv)
         if (ok) {
             ok = fpsim_h5_read_attr_string(f, ".", "gemm_accumulation", text, sizeof text) == FPSIM_OK &&
                  !strncmp(text, "fp32 (BLAS sgemm", 16);
-            H5Fclose(f);
+            fpsim_h5_close_read(f);
         }
         char *a[] = {"fpsim", "replay", "--model", (char *)small, "--steps", "1", "--pretrain", "0",
                      "--recipe", "nemo-rl-fp8@accum=fp32:seq", "--out", out, "--no-plots", "--quiet", NULL};
@@ -158,7 +205,7 @@ int main(int argc, char **argv)
         if (ok && rc == 0 && fpsim_h5_open_read(&f, out) == FPSIM_OK) {
             ok = fpsim_h5_read_attr_string(f, ".", "gemm_accumulation", text, sizeof text) == FPSIM_OK &&
                  !strncmp(text, "per recipe", 10);
-            H5Fclose(f);
+            fpsim_h5_close_read(f);
         } else {
             ok = 0;
         }

@@ -246,6 +246,7 @@ int bench_quantize(int argc, char **argv)
     fpsim_scheme *schemes = calloc(ncases, sizeof *schemes);
     for (size_t c = 0; c < ncases; c++) {
         fpsim_status st = fpsim_scheme_parse(&schemes[c], cases[c].scheme);
+        if (!st) st = fpsim_block_check_shape(&schemes[c], rows, cols, cases[c].axis); /* before the table */
         if (st) {
             free(schemes);
             return fpsim_cli_fail(CMD, st);

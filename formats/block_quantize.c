@@ -418,6 +418,13 @@ static fpsim_status check_shape(const fpsim_scheme *s, size_t qcols)
     return FPSIM_OK;
 }
 
+fpsim_status fpsim_block_check_shape(const fpsim_scheme *s, size_t rows, size_t cols, int axis)
+{
+    if (rows == 0 || cols == 0)
+        return fpsim_fail(FPSIM_ESHAPE, "quantize: empty tensor (%zu x %zu)", rows, cols);
+    return check_shape(s, axis == FPSIM_AXIS_COLS ? rows : cols);
+}
+
 /* The common body; `tensor_scale` is the per-tensor FP8 scale to use for delayed scaling (NAN:
  * compute it as the scheme says). On return *amax_out is the tensor amax (delayed scaling records
  * it). */

@@ -225,6 +225,11 @@ void fpsim_qtensor_free(fpsim_qtensor *t);
 /* Code of stored element (i, j) of a quantized operand (unpacks FP4). */
 uint32_t fpsim_qtensor_code(const fpsim_qtensor *t, size_t i, size_t j);
 
+/* FPSIM_OK if scheme s accepts a rows x cols tensor quantized along `axis`, else the error that
+ * fpsim_block_quantize would give for the shape (torchao's multiples of 32 and 16); lets a caller
+ * refuse a shape before it starts work. */
+fpsim_status fpsim_block_check_shape(const fpsim_scheme *s, size_t rows, size_t cols, int axis);
+
 /* Stateless quantization of a rows x cols float32 tensor (row-major). For fp8-tensor delayed
  * scaling this uses a fresh state (scale 1.0); use fpsim_quantizer for steps. */
 fpsim_status fpsim_block_quantize(fpsim_qtensor *out, const fpsim_scheme *s, const float *x,

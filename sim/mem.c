@@ -63,21 +63,42 @@ static int read_small_file(const char *path, char *buf, size_t cap)
     return got > 0;
 }
 
+/* The value of `key` (a whole word at a line's start, then a space) in a memory.stat text. */
+static int stat_value(const char *text, const char *key, uint64_t *value)
+{
+    const size_t n = strlen(key);
+    for (const char *line = text; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *end;
+        if (!strncmp(line, key, n) && line[n] == ' ' && parse_count(line + n + 1, value, &end)) return 1;
+    }
+    return 0;
+}
+
 /* Room left under the cgroup memory limit (v2, else v1), or 0 if no limit is readable. v1 reports
- * "no limit" as a huge number (PAGE_COUNTER_MAX rounded to pages), which then never binds. */
+ * "no limit" as a huge number (PAGE_COUNTER_MAX rounded to pages), which then never binds; v2
+ * writes "max", which does not parse. The usage counts the page cache, which the kernel reclaims
+ * before it kills anything (a build or a pip install can leave gigabytes of it), so the inactive
+ * file pages are taken off it, as container tools do for their "working set"; where memory.stat
+ * cannot be read, the limit alone is the room (an overestimate: the check is for runs that
+ * cannot fit at all, and must never refuse one that fits). */
 static int cgroup_room(uint64_t *bytes)
 {
-    static const char *const files[2][2] = {
-        {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
-        {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"},
+    static const char *const files[2][4] = {
+        {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory.stat", "inactive_file"},
+        {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+         "/sys/fs/cgroup/memory/memory.stat", "total_inactive_file"},
     };
-    char text[64];
+    char text[8192];
     for (int v = 0; v < 2; v++) {
-        uint64_t limit, usage;
+        uint64_t limit, usage, inactive;
         if (!read_small_file(files[v][0], text, sizeof text) || !fpsim_mem_parse_cgroup_value(text, &limit))
             continue;
-        if (!read_small_file(files[v][1], text, sizeof text) || !fpsim_mem_parse_cgroup_value(text, &usage))
-            continue;
+        if (!read_small_file(files[v][1], text, sizeof text) || !fpsim_mem_parse_cgroup_value(text, &usage) ||
+            !read_small_file(files[v][2], text, sizeof text) || !stat_value(text, files[v][3], &inactive)) {
+            *bytes = limit;
+            return 1;
+        }
+        usage -= inactive < usage ? inactive : usage;
         *bytes = limit > usage ? limit - usage : 0;
         return 1;
     }

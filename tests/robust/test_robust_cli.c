@@ -698,6 +698,9 @@ static int file_starts_with_npy_magic(const char *name)
 
 static void quantize_gemm_option_regressions(void)
 {
+    /* the shape is checked against every case before the table's header is printed */
+    expect_bad_input_shell("bench quantize, a size no MX case takes", "", "bench quantize --size 1x1",
+                           "multiple of 32");
     expect_bad_input("quantize, --seed without stochastic rounding",
                      (const char *const[]){"quantize", "-q", "--scheme", "mxfp8-e4m3", "--in", "small.npy", "--seed",
                                            "3", "--out", "q.h5", NULL},

@@ -133,6 +133,11 @@ fpsim_status fpsim_model_create(fpsim_model *m, const fpsim_model_config *cfg);
  * and fpsim_acts_create: for checking a run against the memory available before it starts. */
 double fpsim_model_bytes(const fpsim_model_config *cfg);
 double fpsim_acts_bytes(const fpsim_model_config *cfg);
+/* FPSIM_ENOMEM when a run of this model needing `need` bytes cannot fit in the memory available
+ * (fpsim_mem_check), the message naming the model: "WHO the model (L layers, d=D, P million
+ * parameters) with N NOUN(s) needs ...". */
+fpsim_status fpsim_model_check_memory(const fpsim_model_config *cfg, double need, const char *who, int n,
+                                      const char *noun);
 void fpsim_model_free(fpsim_model *m);
 /* dst = an independent copy of src (parameters, moments, step; grads too). dst is created. */
 fpsim_status fpsim_model_clone(fpsim_model *dst, const fpsim_model *src);

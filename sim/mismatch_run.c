@@ -22,7 +22,6 @@
 
 #include <cblas.h>
 
-#include "fpsim_mem.h"
 #include "fpsim_mismatch.h"
 
 void fpsim_mm_config_default(fpsim_mm_config *c)
@@ -461,14 +460,7 @@ static double mm_memory_estimate(const fpsim_mm_config *cfg)
 
 static fpsim_status mm_check_memory(const fpsim_mm_config *cfg)
 {
-    const fpsim_model_config *m = &cfg->model;
-    const double need = mm_memory_estimate(cfg);
-    char what[200];
-    const double params = fpsim_model_bytes(m) / 32.0; /* four doubles each (model_alloc) */
-    snprintf(what, sizeof what, "the model (%d layers, d=%d, %.1f %s parameters) with %d configuration%s", m->layers,
-             m->d, params >= 1e9 ? params / 1e9 : params / 1e6, params >= 1e9 ? "billion" : "million", cfg->nconfigs,
-             cfg->nconfigs == 1 ? "" : "s");
-    return fpsim_mem_check(need < 1.8e19 ? (uint64_t)need : UINT64_MAX, what, "");
+    return fpsim_model_check_memory(&cfg->model, mm_memory_estimate(cfg), "", cfg->nconfigs, "configuration");
 }
 
 /* Given sequences must score something: position 0 has no prediction (its mask is cleared),

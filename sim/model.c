@@ -1,8 +1,10 @@
 /* model.c: the parameter slab, its deterministic initialization, copies and slices. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fpsim_mem.h"
 #include "fpsim_model.h"
 
 static const char *const param_names[FPSIM_PARAM_COUNT] = {
@@ -112,6 +114,17 @@ static fpsim_status model_alloc(fpsim_model *m, const fpsim_model_config *cfg) {
     point_views(&m->grads, m->grads_memory, m->param_sizes);
     rope_tables(m);
     return FPSIM_OK;
+}
+
+fpsim_status fpsim_model_check_memory(const fpsim_model_config *cfg, double need, const char *who, int n,
+                                      const char *noun)
+{
+    char what[200];
+    const double params = fpsim_model_bytes(cfg) / 32.0; /* four doubles each (model_alloc) */
+    snprintf(what, sizeof what, "%sthe model (%d layers, d=%d, %.1f %s parameters) with %d %s%s", who, cfg->layers,
+             cfg->d, params >= 1e9 ? params / 1e9 : params / 1e6, params >= 1e9 ? "billion" : "million", n, noun,
+             n == 1 ? "" : "s");
+    return fpsim_mem_check(need < 1.8e19 ? (uint64_t)need : UINT64_MAX, what, "");
 }
 
 double fpsim_model_bytes(const fpsim_model_config *cfg) {

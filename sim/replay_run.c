@@ -21,7 +21,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "fpsim_mem.h"
 #include "fpsim_parallel.h"
 #include "replay_internal.h"
 
@@ -180,14 +179,7 @@ static double replay_memory_estimate(const fpsim_replay_config *cfg)
 /* FPSIM_ENOMEM naming the model when the replay cannot fit in the memory available. */
 static fpsim_status check_memory(const fpsim_replay_config *cfg)
 {
-    const fpsim_model_config *m = &cfg->model;
-    const double need = replay_memory_estimate(cfg);
-    char what[200];
-    const double params = fpsim_model_bytes(m) / 32.0; /* four doubles each (model_alloc) */
-    snprintf(what, sizeof what, "replay: the model (%d layers, d=%d, %.1f %s parameters) with %d recipe%s", m->layers,
-             m->d, params >= 1e9 ? params / 1e9 : params / 1e6, params >= 1e9 ? "billion" : "million", cfg->nrecipes,
-             cfg->nrecipes == 1 ? "" : "s");
-    return fpsim_mem_check(need < 1.8e19 ? (uint64_t)need : UINT64_MAX, what, "");
+    return fpsim_model_check_memory(&cfg->model, replay_memory_estimate(cfg), "replay: ", cfg->nrecipes, "recipe");
 }
 
 static void *xcalloc(size_t n, size_t size, int *oom)

@@ -44,7 +44,8 @@ static void usage(FILE *out)
             "  --dtype f32|bf16    raw (or .npy 2-byte) element type (default f32)\n"
             "  --axis rows|cols|both  blocks along rows (default; the stored last dim), along\n"
             "                      columns (quantizes the transpose: TE's columnwise copy), or\n"
-            "                      both copies into groups rowwise/ and columnwise/ (.h5 only)\n"
+            "                      both copies into groups rowwise/ and columnwise/ (.h5 only);\n"
+            "                      nvfp4 rht=1 rotates the columnwise copy only, so needs cols or both\n"
             "  --out FILE          output .h5/.hdf5 (everything) or .npy (dequantized only)\n"
             "  --seed N            stochastic-rounding key (default 0; recorded in the file; sr=1 only)\n"
             "  --stream N          stochastic-rounding stream id of this tensor (default 0; sr=1 only)\n"
@@ -298,8 +299,7 @@ static fpsim_status write_copy_group(hid_t f, const char *name, const fpsim_qten
     if (g < 0) return fpsim_fail(FPSIM_EIO, "cannot create group '%s'", name);
     fpsim_status st = fpsim_h5_attr_string(g, "axis", q->axis == FPSIM_AXIS_COLS ? "cols" : "rows");
     /* the RHT this copy really had: the root's rht=1 rotates the columnwise copy only */
-    if (!st) st = fpsim_h5_attr_int64(g, "rht", q->scheme.kind == FPSIM_KIND_NVFP4 && q->scheme.rht &&
-                                                    q->axis == FPSIM_AXIS_COLS);
+    if (!st) st = fpsim_h5_attr_int64(g, "rht", fpsim_scheme_rotates(&q->scheme, q->axis));
     if (!st) st = write_stats_attrs(g, q);
     if (!st) st = write_datasets(g, q, gzip);
     H5Gclose(g);

@@ -457,7 +457,7 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
                 return fpsim_fail(FPSIM_EDATA,
                                   "input element %zu (%.9g) is not a BF16 value but input_bf16 is set",
                                   i, (double)x[i]);
-    const int rht = s->kind == FPSIM_KIND_NVFP4 && s->rht && cols_axis;
+    const int rht = fpsim_scheme_rotates(s, opt.axis);
     if (rht && qcols % 16 != 0)
         return fpsim_fail(FPSIM_ESHAPE,
                           "RHT needs the blocked dimension (%zu) to be a multiple of 16", qcols);

@@ -225,6 +225,13 @@ void fpsim_qtensor_free(fpsim_qtensor *t);
 /* Code of stored element (i, j) of a quantized operand (unpacks FP4). */
 uint32_t fpsim_qtensor_code(const fpsim_qtensor *t, size_t i, size_t j);
 
+/* 1 if quantizing along `axis` (FPSIM_AXIS_*) applies the scheme's RHT: NVFP4 rht=1 rotates
+ * the columnwise copy only (TE's wgrad operands); a rowwise copy is not rotated. */
+static inline int fpsim_scheme_rotates(const fpsim_scheme *s, int axis)
+{
+    return s->kind == FPSIM_KIND_NVFP4 && s->rht && axis == FPSIM_AXIS_COLS;
+}
+
 /* FPSIM_OK if scheme s accepts a rows x cols tensor quantized along `axis`, else the error that
  * fpsim_block_quantize would give for the shape (torchao's multiples of 32 and 16); lets a caller
  * refuse a shape before it starts work. */

@@ -480,7 +480,7 @@ static fpsim_status engine_prepare(fpsim_recipe_engine *e, const fpsim_gemm_call
      * H x, not x. Compare them with the received operand rotated the same way, exactly (only
      * the statistics need it). */
     const double *ref = d;
-    if (s->kind == FPSIM_KIND_NVFP4 && s->rht && axis == FPSIM_AXIS_COLS) e->rotated[which] = 1;
+    if (fpsim_scheme_rotates(s, axis)) e->rotated[which] = 1;
     if (e->rotated[which] && e->stats_on) {
         if ((st = grow_d(&e->rot[which], &e->rotcap[which], n))) return st;
         if (e->rht_fast) rht_rows_ref_f64(e->rot[which], d, rows, cols, e->rht_q, e->rht);

@@ -11,6 +11,17 @@
  *       amax * fp32(1/448); elements x * (1 / sf) (a correctly rounded reciprocal), torch cast.
  *   deepgemm-ue8m0 the same sf rounded up to a power of two by bits (exponent field + (mantissa
  *       != 0), byte clamped to [1, 254]).
+ *   vllm-cuda  vLLM's per_token_group_fp8_quant CUDA op (csrc/quantization/8bit/fp8/
+ *       per_token_group_quant.cu), which per_token_group_quant_fp8 prefers on CUDA: the amax
+ *       reduction starts at eps (1e-10) and uses fmaxf (NaN skipped); sf = amax / 448 and each
+ *       element x / sf, both IEEE divisions (nvcc without fast math); then fminf(fmaxf(q, -448),
+ *       448), so a NaN quotient becomes -448; the cast is satfinite RNE. Stored scale: sf.
+ *   vllm-native  QuantFP8._quantize_group_native under eager CUDA torch: amax = abs().max() (NaN
+ *       propagates); sf = amax / 448.0, which CUDA torch computes as amax * fp32(1/448) (a CPU
+ *       scalar divisor); sf = clamp(sf, min=eps) with eps = 1/(448*512) (NaN propagates); each
+ *       element x / sf (tensor by tensor: an IEEE division), torch.clamp to +-448 and the torch
+ *       cast. Under torch.compile Inductor generates this code, and its division may not be IEEE
+ *       (not modelled).
  * Per-tensor (section 7): TE current scaling (compute_scale_from_amax with FLT_MAX for Inf and
  * an optional power of two), TE delayed scaling (the scale comes from the quantizer state), and
  * torchao float8 (scale = fp32(max / clamp(amax_f64, 1e-12)), optional exp2(floor(log2f))). */
@@ -51,6 +62,17 @@ static void block_scale(const fpsim_block_plan *p, float amax, float *mult, floa
         *sinv = 1.0f / sc;
         return;
     }
+    case FPSIM_FP8B_VLLM_CUDA: {
+        /* fmaxf(eps, amax) when the reduction skipped NaN; a NaN amax (nan=propagate) stays */
+        float a = isnan(amax) ? amax : (amax < s->eps ? s->eps : amax);
+        *mult = *sinv = a / fmax;
+        return;
+    }
+    case FPSIM_FP8B_VLLM_NATIVE: {
+        float sf = mul_torch(amax, 1.0f / fmax);
+        *mult = *sinv = isnan(sf) ? sf : (sf < s->eps ? s->eps : sf); /* torch.clamp(min=eps) */
+        return;
+    }
     default: {
         /* torch.clamp(min=eps): NaN propagates */
         float a = isnan(amax) ? amax : (amax < s->eps ? s->eps : amax);
@@ -68,6 +90,17 @@ static void block_scale(const fpsim_block_plan *p, float amax, float *mult, floa
     }
 }
 
+/* The element of a dividing rule (vllm-cuda, vllm-native) before the cast: x / sf, clamped to
+ * +-max. vLLM's CUDA kernel clamps with fmaxf then fminf (C's fmaxf returns the other operand
+ * of a NaN, as CUDA's does); torch.clamp keeps a NaN. */
+static float divided_element(const fpsim_scheme *s, float x, float sf, float fmax)
+{
+    if (s->scale == FPSIM_FP8B_VLLM_CUDA)
+        return fminf(fmaxf(x / sf, -fmax), fmax);
+    float y = div_torch(x, sf);
+    return isnan(y) ? y : (y < -fmax ? -fmax : (y > fmax ? fmax : y));
+}
+
 /* Tile row g (one row for 1x128, 128 rows for 128x128): the block scales of a chunk from the
  * amax over the tile rows, then one vector pass per row when every multiplier is finite and
  * nonzero. */
@@ -80,6 +113,7 @@ static void fp8_row(const fpsim_block_plan *p, size_t g)
     const size_t r0 = g * tr, r1 = r0 + tr < p->qrows ? r0 + tr : p->qrows;
     float fs[NB];
     uint64_t sat = 0, zero = 0;
+    const int divides = fpsim_fp8_scale_divides(s->scale);
     for (size_t b0 = 0; b0 < o->scols; b0 += NB) {
         const size_t nb = b0 + NB < o->scols ? NB : o->scols - b0;
         const size_t c0 = b0 * tc, c1 = (b0 + nb) * tc < p->qcols ? (b0 + nb) * tc : p->qcols;
@@ -91,7 +125,7 @@ static void fp8_row(const fpsim_block_plan *p, size_t g)
             float amax = (nanb[k] && s->nan == FPSIM_NAN_PROPAGATE) ? NAN : u2f(mb[k]);
             float sinv;
             block_scale(p, amax, &fs[k], &sinv);
-            all_fast &= isfinite(fs[k]) && fs[k] != 0.0f;
+            all_fast &= !divides && isfinite(fs[k]) && fs[k] != 0.0f;
             zero += amax == 0.0f;
             o->scale_inv[g * o->scols + b0 + k] = sinv;
         }
@@ -100,6 +134,12 @@ static void fp8_row(const fpsim_block_plan *p, size_t g)
             uint8_t *cr = o->codes + r * o->code_stride;
             if (all_fast) {
                 sat += fpsim_block_fast_row(cr + c0, xr + c0, c1 - c0, tc, fs, &p->fast, p->elem_max);
+            } else if (divides) {
+                for (size_t i = c0; i < c1; i++) {
+                    const float sf = fs[(i - c0) / tc];
+                    sat += isfinite(xr[i]) && fabsf(xr[i] / sf) > p->elem_max;
+                    cr[i] = (uint8_t)fpsim_round_f32(f2u(divided_element(s, xr[i], sf, p->elem_max)), &p->elem, 0);
+                }
             } else {
                 for (size_t i = c0; i < c1; i++) {
                     float y = mul_torch(xr[i], fs[(i - c0) / tc]);

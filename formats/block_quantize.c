@@ -109,7 +109,8 @@ static const char *default_elem_cast(const fpsim_scheme *s)
         }
     case FPSIM_KIND_NVFP4: return s->chain == FPSIM_NVFP4_TE ? "nv" : "torchao";
     case FPSIM_KIND_FP8_BLOCK:
-        return (s->scale == FPSIM_FP8B_TE_POW2 || s->scale == FPSIM_FP8B_TE_FP32) ? "nv" : "torch";
+        return (s->scale == FPSIM_FP8B_TE_POW2 || s->scale == FPSIM_FP8B_TE_FP32 ||
+                s->scale == FPSIM_FP8B_VLLM_CUDA) ? "nv" : "torch"; /* vLLM: __nv_fp8_e4m3(float) */
     default: return s->mode == FPSIM_TENSOR_TORCHAO ? "clamp" : "nv";
     }
 }

@@ -10,7 +10,8 @@
  *   nan   NaN inside a block: propagate (torch.amax) | ignore (fmaxf, TE)
  *   chain NVFP4 operation order: te | torchao | torchao-cuda
  *   tile  1x16 | 16x16 | 1x32 | 32x32 | 1x128 | 128x128 (must suit the kind)
- *   scale block FP8 scale rule: te-pow2 | te-fp32 | deepgemm-fp32 | deepgemm-ue8m0
+ *   scale block FP8 scale rule: te-pow2 | te-fp32 | deepgemm-fp32 | deepgemm-ue8m0 | vllm-cuda |
+ *         vllm-native
  *   mode  per-tensor FP8: current | delayed | torchao
  *   fmt   FP8 element format of fp8-block / fp8-tensor: e4m3 | e5m2
  *   sr=0|1 rht=0|1 pow2=0|1 eps=FLOAT margin=INT history=INT algo=max|most_recent
@@ -80,8 +81,12 @@ typedef enum fpsim_rht_sum {
 typedef enum fpsim_fp8_block_scale {
     FPSIM_FP8B_TE_POW2 = 0,   /* TE: 448/amax rounded down to 2^k (scale), scale_inv = 1/scale */
     FPSIM_FP8B_TE_FP32,       /* TE with NVTE_FP8_BLOCK_SCALING_FP32_SCALES=1 */
-    FPSIM_FP8B_DEEPGEMM_FP32, /* DeepGEMM / vLLM: sf = max(amax,1e-4)/448, x * (1/sf) */
+    FPSIM_FP8B_DEEPGEMM_FP32, /* DeepGEMM: sf = max(amax,1e-4)/448, x * (1/sf) */
     FPSIM_FP8B_DEEPGEMM_UE8M0,/* DeepGEMM ceil_to_ue8m0(sf), bytes clamped to [1, 254] */
+    FPSIM_FP8B_VLLM_CUDA,     /* vLLM's CUDA per_token_group_fp8_quant: sf = fmaxf(amax, 1e-10)/448,
+                                 fminf(fmaxf(x / sf, -448), 448) (a NaN element gives -448) */
+    FPSIM_FP8B_VLLM_NATIVE,   /* vLLM QuantFP8 forward_native in eager CUDA torch: sf =
+                                 clamp(amax * fp32(1/448), min=1/(448*512)), clamp(x / sf) */
     FPSIM_FP8B_SCALE_COUNT
 } fpsim_fp8_block_scale;
 
@@ -133,7 +138,8 @@ typedef struct fpsim_scheme {
     uint16_t tile_cols;
     int32_t margin;      /* delayed: scale = (max * 2^-margin) / amax */
     int32_t history;     /* delayed: amax history length */
-    float eps;           /* amax floor (TE amax_epsilon; DeepGEMM 1e-4; torchao float8 1e-12) */
+    float eps;           /* amax floor (TE amax_epsilon; DeepGEMM 1e-4; torchao float8 1e-12; vLLM
+                            CUDA 1e-10); vllm-native: the floor of the scale sf, 1/(max*512) */
     char cast[FPSIM_CAST_NAME_MAX]; /* element policy for fpsim_spec_make ("" = the default) */
 } fpsim_scheme;
 
@@ -224,6 +230,13 @@ typedef struct fpsim_qtensor {
 void fpsim_qtensor_free(fpsim_qtensor *t);
 /* Code of stored element (i, j) of a quantized operand (unpacks FP4). */
 uint32_t fpsim_qtensor_code(const fpsim_qtensor *t, size_t i, size_t j);
+
+/* 1 if block FP8 scale rule `scale` divides each element by sf (vLLM), 0 if it multiplies by a
+ * per-block multiplier as the other rules do. */
+static inline int fpsim_fp8_scale_divides(int scale)
+{
+    return scale == FPSIM_FP8B_VLLM_CUDA || scale == FPSIM_FP8B_VLLM_NATIVE;
+}
 
 /* 1 if quantizing along `axis` (FPSIM_AXIS_*) applies the scheme's RHT: NVFP4 rht=1 rotates
  * the columnwise copy only (TE's wgrad operands); a rowwise copy is not rotated. */

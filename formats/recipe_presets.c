@@ -10,10 +10,11 @@
  *                  (nemo_rl/models/generation/vllm/quantization/fp8.py): multiplier 448/amax per
  *                  128x128 block, 1 for amax 0 or Inf, descale its reciprocal: TE's FP32 rule
  *                  (te-fp32) bit for bit, but where 448/amax overflows (amax < 448/FLT_MAX), which
- *                  TE caps and NeMo RL does not. X: vLLM's per_token_group_quant_fp8 divides each
- *                  element by sf = max(amax, 1e-10)/448; no rule here divides, and deepgemm-fp32
- *                  (x * (1/sf), eps 1e-4) stands in for it: on Gaussian BF16 rows it gives another
- *                  E4M3 code for about 0.08% of the elements (te-fp32: 0.03%).
+ *                  TE caps and NeMo RL does not. X (and dY, unused by a generator): vLLM's
+ *                  per_token_group_quant_fp8 on CUDA, its CUDA op (vllm-cuda): sf =
+ *                  fmaxf(amax, 1e-10)/448, elements x / sf. Against the trainer's te-fp32 it
+ *                  gives another E4M3 code for 0.03% of Gaussian BF16 elements; deepgemm-fp32,
+ *                  its stand-in before Dec 7 2026, for 0.12% (tests/blocks/oracle_vllm_fp8.py).
  *   te-mxfp8       TE MXFP8BlockScaling: E4M3 for all tensors, 1x32, RCEIL (cvt.rp.satfinite).
  *   torchao-mxfp8  torchao MXLinear defaults: E4M3, 1x32, FLOOR (to_mx default).
  *   te-nvfp4       TE NVFP4BlockScaling: W 16x16 2D; X 1x16; dY 1x16 with stochastic rounding;
@@ -46,9 +47,8 @@ static const recipe_preset g_presets[] = {
      "hp=bf16;w=fp8-block:scale=te-pow2,tile=128x128;x=fp8-block:scale=te-pow2;g=fp8-block:scale=te-pow2",
      "TE Float8BlockScaling defaults: W 128x128, X and dY 1x128, E4M3, power-of-two scales"},
     {"vllm-fp8-block",
-     "hp=bf16;w=fp8-block:scale=te-fp32,tile=128x128;x=fp8-block:scale=deepgemm-fp32;"
-     "g=fp8-block:scale=deepgemm-fp32",
-     "NeMo RL's vLLM generator: W 128x128 as its refit cast (448/amax), X 1x128 sf = amax/448"},
+     "hp=bf16;w=fp8-block:scale=te-fp32,tile=128x128;x=fp8-block:scale=vllm-cuda;g=fp8-block:scale=vllm-cuda",
+     "NeMo RL's vLLM generator: W 128x128 as its refit cast (448/amax), X 1x128 x / (amax/448) (vLLM's CUDA op)"},
     {"te-mxfp8", "hp=bf16;w=mxfp8-e4m3:rule=rceil-sat;x=mxfp8-e4m3:rule=rceil-sat;g=mxfp8-e4m3:rule=rceil-sat",
      "TE MXFP8BlockScaling: E4M3 everywhere, 1x32 blocks along K, RCEIL E8M0 scales, NaN ignored"},
     {"torchao-mxfp8", "hp=bf16;w=mxfp8-e4m3:rule=floor;x=mxfp8-e4m3:rule=floor;g=mxfp8-e4m3:rule=floor",

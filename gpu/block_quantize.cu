@@ -257,7 +257,15 @@ __device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t ama
         else
             s.mult = fpsim_div_x86(1.0f, s.inv);
     } else if (kind == FPSIM_KIND_FP8_BLOCK) {
-        if (a.fp8scale == FPSIM_FP8B_TE_POW2 || a.fp8scale == FPSIM_FP8B_TE_FP32) {
+        if (a.fp8scale == FPSIM_FP8B_VLLM_CUDA) {
+            /* vLLM's CUDA op: fmaxf(eps, amax) (a NaN amax only under nan=propagate), sf = amax / 448 */
+            const float m = fpsim_isnan_bits(amax_bits) ? amax : (amax < a.eps ? a.eps : amax);
+            s.inv = s.mult = __fdiv_rn(m, a.fp8max);
+        } else if (a.fp8scale == FPSIM_FP8B_VLLM_NATIVE) {
+            /* eager CUDA torch: amax * fp32(1/448), then clamp(min=eps) keeping a NaN */
+            const float sf = fpsim_mul_torch(amax, __frcp_rn(a.fp8max));
+            s.inv = s.mult = fpsim_isnan_bits(__float_as_uint(sf)) ? sf : (sf < a.eps ? a.eps : sf);
+        } else if (a.fp8scale == FPSIM_FP8B_TE_POW2 || a.fp8scale == FPSIM_FP8B_TE_FP32) {
             float vinf = a.bf16_vinf ? __uint_as_float(0x7F7F0000u) : FLT_MAX;
             s.mult = fpsim_fp8_te_scale_dev(amax, a.fp8max, a.fp8scale == FPSIM_FP8B_TE_POW2, a.eps, vinf);
             s.inv = __fdiv_rn(1.0f, s.mult);
@@ -287,6 +295,12 @@ template <int KIND = -1> __device__ __forceinline__ float scale_element(const qa
 {
     const int kind = KIND < 0 ? a.kind : KIND; /* as scale_of_tile's */
     if (kind == FPSIM_KIND_MX) return fpsim_mx_scale_element_dev(x, ts.code, a.rule, a.ao);
+    /* vLLM's dividing rules (formats/block_fp8.c divided_element): x / sf clamped to +-max, by
+     * fmaxf / fminf (a NaN quotient gives -max) in the CUDA op, by torch.clamp (NaN kept) in eager */
+    if (kind == FPSIM_KIND_FP8_BLOCK && a.fp8scale == FPSIM_FP8B_VLLM_CUDA)
+        return fminf(fmaxf(__fdiv_rn(x, ts.inv), -a.fp8max), a.fp8max);
+    if (kind == FPSIM_KIND_FP8_BLOCK && a.fp8scale == FPSIM_FP8B_VLLM_NATIVE)
+        return fpsim_clamp_torch(fpsim_div_x86(x, ts.inv), -a.fp8max, a.fp8max);
     /* TE: x * enc with enc finite (plain C on the CPU: x's NaN); torch chains: mul_torch */
     if (kind == FPSIM_KIND_NVFP4 && a.chain == FPSIM_NVFP4_TE) return fpsim_mul_x86(x, ts.mult);
     float y = fpsim_mul_torch(x, ts.mult);
@@ -464,7 +478,10 @@ template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) blo
             float y = scale_element(a, v[j], ts);
             if (a.counters && k0 + j < a.qcols) {
                 const int clamps = a.kind == FPSIM_KIND_NVFP4 && a.chain != FPSIM_NVFP4_TE;
-                sat += saturates(v[j], clamps ? fpsim_mul_torch(v[j], ts.mult) : y, fpsim_elem_max_dev(a.elem));
+                const int divides = a.kind == FPSIM_KIND_FP8_BLOCK &&
+                                    (a.fp8scale == FPSIM_FP8B_VLLM_CUDA || a.fp8scale == FPSIM_FP8B_VLLM_NATIVE);
+                const float pre = divides ? __fdiv_rn(v[j], ts.inv) : clamps ? fpsim_mul_torch(v[j], ts.mult) : y;
+                sat += saturates(v[j], pre, fpsim_elem_max_dev(a.elem));
             }
             uint32_t rb = a.sr ? sr_bits_of(a, (uint64_t)r * a.qcols + k0 + j) : 0u;
             code[j] = fpsim_round_f32(__float_as_uint(y), &es, rb);
@@ -520,7 +537,9 @@ const char *default_elem_cast(const fpsim_scheme *s)
     case FPSIM_KIND_NVFP4:
         return s->chain == FPSIM_NVFP4_TE ? "nv" : "torchao";
     case FPSIM_KIND_FP8_BLOCK:
-        return (s->scale == FPSIM_FP8B_TE_POW2 || s->scale == FPSIM_FP8B_TE_FP32) ? "nv" : "torch";
+        return (s->scale == FPSIM_FP8B_TE_POW2 || s->scale == FPSIM_FP8B_TE_FP32 || s->scale == FPSIM_FP8B_VLLM_CUDA)
+                   ? "nv"
+                   : "torch"; /* vLLM CUDA: __nv_fp8_e4m3(float) */
     default:
         return s->mode == FPSIM_TENSOR_TORCHAO ? "clamp" : "nv";
     }
@@ -801,10 +820,15 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     else
         kernel = a.bf16 ? block_quantize_kernel<32, 1, 256> : block_quantize_kernel<32, 0, 256>;
 
+    /* The fast kernels (v4-v9) scale every element by one multiply; vLLM's rules divide, so they
+     * take the general kernel, whose scale_element divides. */
+    const int divides = s->kind == FPSIM_KIND_FP8_BLOCK && fpsim_fp8_scale_divides(s->scale);
+
     /* Kernel v5 for columnwise 1 x TC tiles whose blocks fill the shape (block_cols_kernel.cuh). */
     block_cols_kernel_fn fast_cols = NULL;
     unsigned cols_blocks = 0;
-    if (o.axis == FPSIM_AXIS_COLS && g.TR == 1 && rows * cols < ((size_t)1 << 31) && s->kind != FPSIM_KIND_FP8_TENSOR) {
+    if (o.axis == FPSIM_AXIS_COLS && g.TR == 1 && rows * cols < ((size_t)1 << 31) && s->kind != FPSIM_KIND_FP8_TENSOR &&
+        !divides) {
         const size_t rin = g.TC > 32 ? (size_t)g.TC : 32, cin = 2048 / rin;
         if (rows % rin == 0 && cols % cin == 0 && !a.rhtmma) /* v5 has only the exact RHT */
             fast_cols = block_cols_kernel_pick(&a.es, s->kind, g.TC, a.sr, a.rht, a.bf16);
@@ -819,7 +843,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     size_t smem8 = 0;
 #if FPSIM_GPU_COLS_V8
     if (o.axis == FPSIM_AXIS_COLS && g.TR == 1 && rows * cols < ((size_t)1 << 31) && a.fast_mode != FAST_NEVER &&
-        fpsim_gpu_hw_cvt_available() && rows % block_cols_fast_warp_rows(g.TC) == 0 &&
+        !divides && fpsim_gpu_hw_cvt_available() && rows % block_cols_fast_warp_rows(g.TC) == 0 &&
         cols % block_cols_fast_warp_cols(g.TC, a.bf16) == 0 && (uintptr_t)x % 16u == 0 &&
         ((s->kind == FPSIM_KIND_NVFP4 && s->chain == FPSIM_NVFP4_TE && g.TC == 16) ||
          (s->kind == FPSIM_KIND_MX && g.TC == 32) || (s->kind == FPSIM_KIND_FP8_BLOCK && g.TC == 128))) {
@@ -899,7 +923,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     const size_t n = rows * cols, V = a.bf16 ? 8 : 4;
     block_rows_kernel_fn fast = NULL;
     uint32_t tc = 0;
-    if (o.axis == FPSIM_AXIS_ROWS && g.TR == 1 && !a.rht && n < ((size_t)1 << 31)) {
+    if (o.axis == FPSIM_AXIS_ROWS && g.TR == 1 && !a.rht && !divides && n < ((size_t)1 << 31)) {
         int fits = s->kind == FPSIM_KIND_FP8_TENSOR ? n % V == 0
                                                     : cols % (size_t)g.TC == 0 && g.TC % V == 0 && g.TC / V <= 32;
         tc = s->kind == FPSIM_KIND_FP8_TENSOR ? 0u : (uint32_t)g.TC;
@@ -943,7 +967,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
      * FPSIM_GPU_TILES_FAST=0 at compile time keeps every 2D tile on the general kernel. */
     block_tiles_kernel_fn fast_tiles = NULL;
 #if FPSIM_GPU_TILES_FAST
-    if (o.axis == FPSIM_AXIS_ROWS && g.TR > 1 && g.TR == g.TC && !a.sr && !a.rht && n < ((size_t)1 << 31) &&
+    if (o.axis == FPSIM_AXIS_ROWS && g.TR > 1 && g.TR == g.TC && !a.sr && !a.rht && !divides && n < ((size_t)1 << 31) &&
         s->kind != FPSIM_KIND_FP8_TENSOR && rows % (size_t)g.TR == 0 && cols % 128 == 0)
         fast_tiles = block_tiles_kernel_pick(&a.es, s->kind, g.TR, a.bf16,
                                              block_tiles_region_width(g.TR, a.bf16, cols) != 128);

@@ -55,7 +55,8 @@ int fpsim_cli_fail(const char *cmd, fpsim_status status)
 int fpsim_cli_fail_input(const char *cmd, fpsim_status status)
 {
     print_status(cmd, status);
-    return FPSIM_EXIT_USAGE;
+    /* an input too large for this machine is not a bad input: exit 1 as every memory refusal */
+    return status == FPSIM_ENOMEM ? fpsim_cli_exit_code(status) : FPSIM_EXIT_USAGE;
 }
 
 int fpsim_cli_wants_help(int argc, char **argv)

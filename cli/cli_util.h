@@ -38,8 +38,9 @@ int fpsim_cli_exit_code(fpsim_status status);
  * line and return fpsim_cli_exit_code(status). Typical use: `if (st) return fpsim_cli_fail(cmd, st);` */
 int fpsim_cli_fail(const char *cmd, fpsim_status status);
 
-/* Same, but always returns 2: for failures that are the user's input (a missing input file, an
- * output path that cannot be created) even when the library reports them as FPSIM_EIO. */
+/* Same, but returns 2: for failures that are the user's input (a missing input file, an output
+ * path that cannot be created) even when the library reports them as FPSIM_EIO; FPSIM_ENOMEM (an
+ * input larger than the machine) still returns 1. */
 int fpsim_cli_fail_input(const char *cmd, fpsim_status status);
 
 /* 1 if any argument is --help or -h. */

@@ -7,7 +7,7 @@
  *  - .npy headers numpy refuses (an extra key; 'shape': (16), not a tuple) were read;
  *  - HDF5 data stored in other files (external storage, a virtual dataset) was read, and a
  *    dangling soft or external link was reported as "no dataset at its root";
- *  - inputs and models larger than the machine's memory were allocated until the kernel killed
+ *  - inputs, models and captures larger than the machine's memory were allocated until the kernel killed
  *    fpsim: now refused up front with one line naming what is needed and what is available, exit
  *    1 (the sizes here are terabytes: refused on any machine, and none is allocated).
  * Every case: the exit status, exactly one stderr line with the expected words, no output left.
@@ -324,8 +324,58 @@ static int write_huge_declared(const char *name)
     return H5Fclose(f) < 0 || !ok ? -1 : 0;
 }
 
+/* A capture (docs/model.md) of a 200-layer, d=8192 model whose parameter datasets have the
+ * spec's shapes but no chunk written: 173 billion parameters declared in a 10 kB file. */
+static int write_huge_capture(const char *name)
+{
+    enum { L = 200, D = 8192, H = 64, KV = 8, F = 28672, V = 128000 };
+    const struct {
+        const char *name;
+        int rank;
+        hsize_t dims[3];
+    } params[] = {
+        {"params/attprojw", 3, {L, D, D}},
+        {"params/downw", 3, {L, D, F}},
+        {"params/gateupw", 3, {L, 2 * F, D}},
+        {"params/lmheadw", 2, {V, D}},
+        {"params/ln1w", 2, {L, D}},
+        {"params/ln2w", 2, {L, D}},
+        {"params/lnfw", 1, {D}},
+        {"params/qkvw", 3, {L, (H + 2 * KV) * (D / H), D}},
+        {"params/wte", 2, {V, D}},
+    };
+    hid_t f = H5Fcreate(in_dir(name), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0) return -1;
+    int ok = fpsim_h5_attr_string(f, "kind", "fpsim-capture") == FPSIM_OK &&
+             fpsim_h5_attr_int64(f, "schema_version", 1) == FPSIM_OK &&
+             fpsim_h5_attr_string(f, "model", "layers=200,d=8192,heads=64,kv_heads=8,ffn=28672,vocab=128000,"
+                                              "seq=16,batch=2") == FPSIM_OK;
+    hid_t gcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(gcpl, 1);
+    for (size_t i = 0; ok && i < sizeof params / sizeof params[0]; i++) {
+        hsize_t chunk[3] = {1, 1, 1};
+        for (int k = 0; k < params[i].rank; k++) chunk[k] = params[i].dims[k] < 64 ? params[i].dims[k] : 64;
+        hid_t space = H5Screate_simple(params[i].rank, params[i].dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_chunk(dcpl, params[i].rank, chunk);
+        hid_t d = H5Dcreate2(f, params[i].name, H5T_IEEE_F32LE, space, gcpl, dcpl, H5P_DEFAULT);
+        ok = d >= 0;
+        if (ok) H5Dclose(d);
+        H5Pclose(dcpl);
+        H5Sclose(space);
+    }
+    H5Pclose(gcpl);
+    return H5Fclose(f) < 0 || !ok ? -1 : 0;
+}
+
 static void larger_than_memory(void)
 {
+    if (write_huge_capture("huge_capture.h5") == 0)
+        expect("replay --from, a 173-billion-parameter capture",
+               (const char *const[]){"replay", "-q", "--no-plots", "--from", "huge_capture.h5", "--out", "r.h5",
+                                     NULL},
+               1, "huge_capture.h5: loading the capture of the model (200 layers, d=8192", "r.h5");
+    else
+        TEST_CHECK(&tc, 0, "%s", "cannot make huge_capture.h5");
     if (write_huge_declared("huge.h5") == 0)
         expect("quantize, a 4 TiB declared input",
                (const char *const[]){"quantize", "-q", "--scheme", "nvfp4", "--in", "huge.h5", "--out",

@@ -15,6 +15,15 @@
 #include <stdint.h>
 #include <string.h>
 
+/* x86-64: an AVX2 clone beside the SSE2 one of a function, picked at load time. Integer ops and
+ * single IEEE adds, multiplies and divisions give the same bits on both (no FMA:
+ * -ffp-contract=off). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define FPSIM_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define FPSIM_CLONES
+#endif
+
 static inline uint32_t f2u(float f)
 {
     uint32_t u;

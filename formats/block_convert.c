@@ -55,13 +55,6 @@ void fpsim_block_fast_init(fpsim_block_fast *fc, const fpsim_spec *s)
     fc->simd = fpsim_block_have_avx512();
 }
 
-/* x86-64: an AVX2 clone beside the SSE2 one, picked at load time. Integer ops and single IEEE
- * adds/multiplies give the same bits on both (no FMA: -ffp-contract=off). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define FPSIM_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define FPSIM_CLONES
-#endif
 
 FPSIM_CLONES
 uint32_t fpsim_block_amax_bits(const float *restrict x, size_t n, int *saw_nan)

@@ -90,15 +90,37 @@ static void block_scale(const fpsim_block_plan *p, float amax, float *mult, floa
     }
 }
 
-/* The element of a dividing rule (vllm-cuda, vllm-native) before the cast: x / sf, clamped to
- * +-max. vLLM's CUDA kernel clamps with fmaxf then fminf (C's fmaxf returns the other operand
- * of a NaN, as CUDA's does); torch.clamp keeps a NaN. */
-static float divided_element(const fpsim_scheme *s, float x, float sf, float fmax)
+/* The elements x[0, n) of one block under a dividing rule (vllm-cuda, vllm-native), before the
+ * cast, into y: x / sf clamped to +-fmax. vLLM's CUDA op clamps with fmaxf then fminf, and
+ * fmaxf(q, -max) = (q >= -max ? q : -max) for every q, NaN included (then -max); torch.clamp keeps
+ * a NaN, and a NaN quotient takes div_torch's NaN (the dividend's, else the divisor's, else the
+ * x86 default NaN). Written as selects so that the loops vectorize. Returns how many finite x
+ * have |x / sf| > fmax (the clipped count). */
+FPSIM_CLONES
+static uint64_t divide_block(float *restrict y, const float *restrict x, size_t n, float sf, int cuda,
+                             float fmax)
 {
-    if (s->scale == FPSIM_FP8B_VLLM_CUDA)
-        return fminf(fmaxf(x / sf, -fmax), fmax);
-    float y = div_torch(x, sf);
-    return isnan(y) ? y : (y < -fmax ? -fmax : (y > fmax ? fmax : y));
+    uint64_t sat = 0;
+    if (cuda) {
+        for (size_t i = 0; i < n; i++) {
+            float q = x[i] / sf;
+            sat += (uint64_t)((fabsf(x[i]) <= FLT_MAX) & (fabsf(q) > fmax)); /* & keeps the loop branch-free */
+            q = q >= -fmax ? q : -fmax;
+            y[i] = q <= fmax ? q : fmax;
+        }
+        return sat;
+    }
+    int nan = 0;
+    for (size_t i = 0; i < n; i++) {
+        float q = x[i] / sf;
+        sat += (uint64_t)((fabsf(x[i]) <= FLT_MAX) & (fabsf(q) > fmax)); /* & keeps the loop branch-free */
+        nan |= (int)(q != q);
+        y[i] = q < -fmax ? -fmax : (q > fmax ? fmax : q);
+    }
+    for (size_t i = 0; nan && i < n; i++)
+        if (y[i] != y[i])
+            y[i] = div_torch(x[i], sf);
+    return sat;
 }
 
 /* Tile row g (one row for 1x128, 128 rows for 128x128): the block scales of a chunk from the
@@ -135,10 +157,13 @@ static void fp8_row(const fpsim_block_plan *p, size_t g)
             if (all_fast) {
                 sat += fpsim_block_fast_row(cr + c0, xr + c0, c1 - c0, tc, fs, &p->fast, p->elem_max);
             } else if (divides) {
-                for (size_t i = c0; i < c1; i++) {
-                    const float sf = fs[(i - c0) / tc];
-                    sat += isfinite(xr[i]) && fabsf(xr[i] / sf) > p->elem_max;
-                    cr[i] = (uint8_t)fpsim_round_f32(f2u(divided_element(s, xr[i], sf, p->elem_max)), &p->elem, 0);
+                /* the quotients, then the cast alone (a factor of 1 changes no value and no NaN) */
+                float y[128];
+                for (size_t i0 = c0; i0 < c1; i0 += tc) {
+                    const size_t n = i0 + tc < c1 ? tc : c1 - i0;
+                    sat += divide_block(y, xr + i0, n, fs[(i0 - c0) / tc], s->scale == FPSIM_FP8B_VLLM_CUDA,
+                                        p->elem_max);
+                    fpsim_block_fast_run(cr + i0, y, n, 1.0f, &p->fast, p->elem_max);
                 }
             } else {
                 for (size_t i = c0; i < c1; i++) {

@@ -295,7 +295,7 @@ template <int KIND = -1> __device__ __forceinline__ float scale_element(const qa
 {
     const int kind = KIND < 0 ? a.kind : KIND; /* as scale_of_tile's */
     if (kind == FPSIM_KIND_MX) return fpsim_mx_scale_element_dev(x, ts.code, a.rule, a.ao);
-    /* vLLM's dividing rules (formats/block_fp8.c divided_element): x / sf clamped to +-max, by
+    /* vLLM's dividing rules (formats/block_fp8.c divide_block): x / sf clamped to +-max, by
      * fmaxf / fminf (a NaN quotient gives -max) in the CUDA op, by torch.clamp (NaN kept) in eager */
     if (kind == FPSIM_KIND_FP8_BLOCK && a.fp8scale == FPSIM_FP8B_VLLM_CUDA)
         return fminf(fmaxf(__fdiv_rn(x, ts.inv), -a.fp8max), a.fp8max);

@@ -27,7 +27,7 @@ static const scheme_name g_names[] = {
     {"nvfp4", FPSIM_KIND_NVFP4, FPSIM_E2M1,
      "NVFP4: E2M1 elements, E4M3 scale per 16, FP32 per-tensor scale"},
     {"fp8-block", FPSIM_KIND_FP8_BLOCK, FPSIM_E4M3,
-     "block FP8: FP32 scale per 1x128 / 128x128 (DeepSeek-V3, TE Float8BlockScaling, NeMo RL)"},
+     "block FP8: FP32 scale per 1x128 / 128x128 (DeepSeek-V3, TE Float8BlockScaling, NeMo RL, vLLM)"},
     {"fp8-tensor", FPSIM_KIND_FP8_TENSOR, FPSIM_E4M3,
      "per-tensor FP8: TE current / delayed scaling, torchao float8"},
 };

@@ -16,8 +16,9 @@ it is written here as absmax * fp32(1/448). The torch CPU kernels give the NaN s
 torch policies follow.
 
 Both: 1x128 blocks along rows (the activation case), along columns (--axis cols) and 128x128
-tiles, on Gaussian data (mostly BF16 values) with per-block magnitudes from 2^-24 to 2^12 and rows of zeros, tiny
-values under the eps floor, NaN, +-Inf and float32 subnormals. Codes and the stored scale
+tiles, on Gaussian data (mostly BF16 values) with per-block magnitudes from 2^-24 to 2^12, rows of zeros, tiny
+values under the eps floor, NaN, +-Inf and float32 subnormals, and rows of elements next to E4M3
+rounding midpoints where x / sf and x * (1/sf) give different codes. Codes and the stored scale
 (sf: the dequantization multiplier) must match bit for bit. Also prints how many codes each
 rule changes against the multiplying rules (deepgemm-fp32, te-fp32).
 Skipped (exit 77) without numpy, ml_dtypes, h5py or torch.
@@ -74,6 +75,43 @@ def test_data(rows, cols, seed):
     # next to E4M3 rounding midpoints far more often than random FP32 values, which is where a
     # division and a multiply by the reciprocal part.
     x[8:] = x[8:].astype(ml_dtypes.bfloat16).astype(np.float32)
+    # The last 32 rows: elements where dividing and multiplying by the reciprocal part (16 rows
+    # for each rule's sf), so that the element step itself is checked, not only sf.
+    x[-32:-16] = adversarial_rows(16, cols, seed + 1, native=False)
+    x[-16:] = adversarial_rows(16, cols, seed + 2, native=True)
+    return x
+
+
+def e4m3_midpoints():
+    """The midpoints between neighbouring positive finite E4M3 values."""
+    v = np.arange(0x01, 0x7F, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    return ((v[:-1] + v[1:]) / 2).astype(np.float32)
+
+
+def adversarial_rows(rows, cols, seed, native):
+    """Rows whose blocks put x / sf within a few float32 ulps of an E4M3 rounding midpoint, chosen
+    where x / sf and x * (1 / sf) round to different codes: the elements on which a quantizer
+    that multiplies by the reciprocal would part from one that divides. Element 0 of each block is
+    its amax, which fixes sf (sf of vllm-native if native, else of vllm-cuda)."""
+    rng = np.random.default_rng(seed)
+    mids = e4m3_midpoints()
+    x = np.zeros((rows, cols), np.float32)
+    with np.errstate(all="ignore"):
+        for r in range(rows):
+            for b in range(cols // 128):
+                amax = np.float32(rng.uniform(0.5, 2.0) * 2.0 ** rng.integers(-20, 20))
+                sf = amax * (np.float32(1.0) / np.float32(448.0)) if native else amax / np.float32(448.0)
+                inv = np.float32(1.0) / sf
+                m = rng.choice(mids, 4096)
+                base = (m * sf).astype(np.float32).view(np.int32)
+                cand = np.concatenate([(base + k).view(np.float32) for k in range(-3, 4)])
+                by_div = (cand / sf).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+                by_mul = (cand * inv).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+                parted = cand[(by_div != by_mul) & (np.abs(cand) < amax)]
+                blk = rng.choice(parted, 127) if parted.size else np.full(127, amax / 2, np.float32)
+                blk = blk * np.where(rng.random(127) < 0.5, np.float32(-1), np.float32(1))
+                x[r, b * 128] = amax
+                x[r, b * 128 + 1:(b + 1) * 128] = blk
     return x
 
 

@@ -16,9 +16,9 @@ it is written here as absmax * fp32(1/448). The torch CPU kernels give the NaN s
 torch policies follow.
 
 Both: 1x128 blocks along rows (the activation case), along columns (--axis cols) and 128x128
-tiles, on Gaussian data (mostly BF16 values) with per-block magnitudes from 2^-24 to 2^12, rows of zeros, tiny
-values under the eps floor, NaN, +-Inf and float32 subnormals, and rows of elements next to E4M3
-rounding midpoints where x / sf and x * (1/sf) give different codes. Codes and the stored scale
+tiles, on Gaussian data (mostly BF16 values) with per-block magnitudes from 2^-24 to 2^12, rows
+of zeros, tiny values under the eps floor, NaN, +-Inf and float32 subnormals, and rows of
+elements next to E4M3 rounding midpoints where x / sf and x * (1/sf) give different codes. Codes and the stored scale
 (sf: the dequantization multiplier) must match bit for bit. Also prints how many codes each
 rule changes against the multiplying rules (deepgemm-fp32, te-fp32).
 Skipped (exit 77) without numpy, ml_dtypes, h5py or torch.

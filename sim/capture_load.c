@@ -129,12 +129,9 @@ static void param_shapes(const fpsim_model_config *c, hsize_t shapes[FPSIM_PARAM
     memcpy(shapes, s, sizeof s);
 }
 
-enum { FPSIM_CAPTURE_PATH_NOTE = 256 };
-
 /* Bytes a loaded capture holds (read_body's arrays and the model), in double so that an absurd
  * spec is still sized, to be refused. */
-static double capture_bytes(const fpsim_model_config *c)
-{
+static double capture_bytes(const fpsim_model_config *c) {
     const double n = (double)fpsim_model_tokens(c), nc = n * c->d;
     const double model = fpsim_model_bytes(c);                     /* params, grads, m, v, rope */
     const double arrays = n * 13.0                                  /* tokens, targets, mask, mask32 */
@@ -184,7 +181,7 @@ static fpsim_status read_header(fpsim_capture *cap, hid_t file, const char *path
     }
     /* Datasets of those shapes can be declared and left unwritten, so a file of a few kB may
      * describe a model of terabytes: what loading holds is checked before any of it is taken. */
-    char who[FPSIM_CAPTURE_PATH_NOTE];
+    char who[256];
     snprintf(who, sizeof who, "%.200s: loading the capture of ", path);
     if ((st = fpsim_model_check_memory(&cfg, capture_bytes(&cfg), who, cfg.batch, "sequence")))
         return st;

@@ -48,6 +48,13 @@ float fpsim_fp8_te_scale(float amax, float fp8_max, int pow2, float eps, float v
     return scale;
 }
 
+/* max(v, lo) as torch.clamp(min=lo) and fmaxf after a NaN-skipping reduction both give it, with
+ * a NaN v kept (torch.clamp propagates it; a reduction only yields NaN under nan=propagate). */
+static float floor_keep_nan(float v, float lo)
+{
+    return isnan(v) ? v : (v < lo ? lo : v);
+}
+
 /* Block scale of the rule: the multiplier applied to elements and the stored scale_inv. */
 static void block_scale(const fpsim_block_plan *p, float amax, float *mult, float *sinv)
 {
@@ -63,20 +70,15 @@ static void block_scale(const fpsim_block_plan *p, float amax, float *mult, floa
         return;
     }
     case FPSIM_FP8B_VLLM_CUDA: {
-        /* fmaxf(eps, amax) when the reduction skipped NaN; a NaN amax (nan=propagate) stays */
-        float a = isnan(amax) ? amax : (amax < s->eps ? s->eps : amax);
-        *mult = *sinv = a / fmax;
+        *mult = *sinv = floor_keep_nan(amax, s->eps) / fmax; /* fmaxf(eps, amax) / 448 */
         return;
     }
     case FPSIM_FP8B_VLLM_NATIVE: {
-        float sf = mul_torch(amax, 1.0f / fmax);
-        *mult = *sinv = isnan(sf) ? sf : (sf < s->eps ? s->eps : sf); /* torch.clamp(min=eps) */
+        *mult = *sinv = floor_keep_nan(mul_torch(amax, 1.0f / fmax), s->eps); /* clamp(sf, min=eps) */
         return;
     }
     default: {
-        /* torch.clamp(min=eps): NaN propagates */
-        float a = isnan(amax) ? amax : (amax < s->eps ? s->eps : amax);
-        float sf = a * (1.0f / fmax);
+        float sf = floor_keep_nan(amax, s->eps) * (1.0f / fmax); /* torch.clamp(min=eps) */
         if (s->scale == FPSIM_FP8B_DEEPGEMM_UE8M0 && isfinite(sf)) {
             uint32_t b = f2u(sf) & 0x7FFFFFFFu;
             int e = (int)(b >> 23) + ((b & 0x7FFFFFu) != 0);

@@ -95,8 +95,7 @@ static int grow_aligned(float **p, size_t *cap, size_t n)
     return 1;
 }
 
-/* The element / scale cast policy: the scheme's cast= or the emulated library's. */
-static const char *default_elem_cast(const fpsim_scheme *s)
+const char *fpsim_block_default_cast(const fpsim_scheme *s)
 {
     int fp8 = s->elem == FPSIM_E4M3 || s->elem == FPSIM_E5M2;
     switch (s->kind) {
@@ -118,7 +117,7 @@ static const char *default_elem_cast(const fpsim_scheme *s)
 static fpsim_status make_plan_specs(fpsim_block_plan *p)
 {
     const fpsim_scheme *s = &p->s;
-    const char *cast = s->cast[0] ? s->cast : default_elem_cast(s);
+    const char *cast = s->cast[0] ? s->cast : fpsim_block_default_cast(s);
     fpsim_round mode = (s->kind == FPSIM_KIND_MX && s->rule == FPSIM_MX_MICROXCALING) ? FPSIM_RNA
                                                                                      : FPSIM_RNE;
     fpsim_status st = fpsim_spec_make(&p->elem, (fpsim_format_id)s->elem, cast, mode, 0);

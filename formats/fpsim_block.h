@@ -245,6 +245,10 @@ static inline int fpsim_scheme_rotates(const fpsim_scheme *s, int axis)
     return s->kind == FPSIM_KIND_NVFP4 && s->rht && axis == FPSIM_AXIS_COLS;
 }
 
+/* The element conversion policy the scheme's emulated library uses ("nv", "torch", "clamp",
+ * "torchao"), taken when the scheme has no cast= of its own; the GPU driver takes the same. */
+const char *fpsim_block_default_cast(const fpsim_scheme *s);
+
 /* FPSIM_OK if scheme s accepts a rows x cols tensor quantized along `axis`, else the error that
  * fpsim_block_quantize would give for the shape (torchao's multiples of 32 and 16); lets a caller
  * refuse a shape before it starts work. */

@@ -65,6 +65,7 @@ struct qrows_out {
 struct qargs {
     const void *x;
     int bf16, bf16_vinf, rht, rhtmma, amax_only, axis, kind, elem, rule, ao, gscale, chain, fp8scale, mode, pow2, sr, fp4, nan_ignore;
+    int divides; /* fpsim_fp8_scale_divides: vLLM's rules, x / sf (block FP8) */
     float eps, fp8max;
     fpsim_spec es;    /* element spec */
     fpsim_spec e4m3;  /* NVFP4 block-scale spec (E4M3 RNE satfinite) */
@@ -478,9 +479,7 @@ template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) blo
             float y = scale_element(a, v[j], ts);
             if (a.counters && k0 + j < a.qcols) {
                 const int clamps = a.kind == FPSIM_KIND_NVFP4 && a.chain != FPSIM_NVFP4_TE;
-                const int divides = a.kind == FPSIM_KIND_FP8_BLOCK &&
-                                    (a.fp8scale == FPSIM_FP8B_VLLM_CUDA || a.fp8scale == FPSIM_FP8B_VLLM_NATIVE);
-                const float pre = divides ? __fdiv_rn(v[j], ts.inv) : clamps ? fpsim_mul_torch(v[j], ts.mult) : y;
+                const float pre = a.divides ? __fdiv_rn(v[j], ts.inv) : clamps ? fpsim_mul_torch(v[j], ts.mult) : y;
                 sat += saturates(v[j], pre, fpsim_elem_max_dev(a.elem));
             }
             uint32_t rb = a.sr ? sr_bits_of(a, (uint64_t)r * a.qcols + k0 + j) : 0u;
@@ -524,31 +523,10 @@ template <int C, int BF16, int MAXT> __global__ void __launch_bounds__(MAXT) blo
 size_t cdiv(size_t a, size_t b) { return (a + b - 1) / b; }
 size_t round_up(size_t a, size_t b) { return cdiv(a, b) * b; }
 
-/* The element cast policy: the scheme's cast= or the emulated library's (the CPU driver's
- * choice in formats/block_quantize.c, restated). */
-const char *default_elem_cast(const fpsim_scheme *s)
-{
-    int fp8 = s->elem == FPSIM_E4M3 || s->elem == FPSIM_E5M2;
-    switch (s->kind) {
-    case FPSIM_KIND_MX:
-        if (s->rule == FPSIM_MX_RCEIL_SAT || s->rule == FPSIM_MX_GFLOAT) return "nv";
-        if (s->rule == FPSIM_MX_MICROXCALING) return fp8 ? "clamp" : "nv";
-        return fp8 ? "clamp" : "torchao";
-    case FPSIM_KIND_NVFP4:
-        return s->chain == FPSIM_NVFP4_TE ? "nv" : "torchao";
-    case FPSIM_KIND_FP8_BLOCK:
-        return (s->scale == FPSIM_FP8B_TE_POW2 || s->scale == FPSIM_FP8B_TE_FP32 || s->scale == FPSIM_FP8B_VLLM_CUDA)
-                   ? "nv"
-                   : "torch"; /* vLLM CUDA: __nv_fp8_e4m3(float) */
-    default:
-        return s->mode == FPSIM_TENSOR_TORCHAO ? "clamp" : "nv";
-    }
-}
-
 /* Element spec (NVFP4 SR: 8 random bits, one byte of a Philox word) and the NVFP4 scale spec. */
 fpsim_status element_specs(fpsim_spec *es, fpsim_spec *scale8, const fpsim_scheme *s)
 {
-    const char *cast = s->cast[0] ? s->cast : default_elem_cast(s);
+    const char *cast = s->cast[0] ? s->cast : fpsim_block_default_cast(s);
     fpsim_round mode = FPSIM_RNE;
     int sr_bits = 0;
     if (s->kind == FPSIM_KIND_MX && s->rule == FPSIM_MX_MICROXCALING) mode = FPSIM_RNA;
@@ -765,6 +743,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     a.gscale = s->gscale;
     a.chain = s->chain;
     a.fp8scale = s->scale;
+    a.divides = s->kind == FPSIM_KIND_FP8_BLOCK && fpsim_fp8_scale_divides(s->scale);
     a.mode = s->mode;
     a.pow2 = s->pow2;
     a.sr = s->kind == FPSIM_KIND_NVFP4 && s->sr;
@@ -822,7 +801,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
 
     /* The fast kernels (v4-v9) scale every element by one multiply; vLLM's rules divide, so they
      * take the general kernel, whose scale_element divides. */
-    const int divides = s->kind == FPSIM_KIND_FP8_BLOCK && fpsim_fp8_scale_divides(s->scale);
+    const int divides = a.divides;
 
     /* Kernel v5 for columnwise 1 x TC tiles whose blocks fill the shape (block_cols_kernel.cuh). */
     block_cols_kernel_fn fast_cols = NULL;

@@ -55,7 +55,8 @@ static const gpu_case default_cases[] = {
     {"mxfp8-e4m3:tile=32x32", 1, 1, 0, 1, 0}, {"mxfp6-e2m3", 1, 1, 0, 1, 0},
     {"mxfp4", 1, 1, 0, 1, 0},               {"fp8-block", 1, 1, 0, 1, 0},
     {"fp8-block", 1, 0, 0, 1, 0},           {"fp8-block:tile=128x128", 1, 1, 0, 1, 0},
-    {"fp8-block", 1, 1, 1, 1, 0},           {"nvfp4", 1, 1, 0, 1, 0},
+    {"fp8-block", 1, 1, 1, 1, 0},           {"fp8-block:scale=vllm-cuda", 1, 1, 0, 1, 0},
+    {"fp8-block:scale=vllm-native", 1, 1, 0, 1, 0}, {"nvfp4", 1, 1, 0, 1, 0},
     {"nvfp4", 1, 1, 0, 0, 0},               {"nvfp4:tile=16x16", 1, 1, 0, 1, 0},
     {"nvfp4:sr=1", 1, 1, 0, 1, 0},          {"nvfp4", 1, 1, 1, 1, 0},
     {"nvfp4:sr=1", 1, 1, 1, 1, 0},          {"nvfp4:rht=1", 1, 1, 1, 1, 0},
@@ -176,7 +177,8 @@ static void usage(FILE *out)
             "the same two copies by two calls, the two-read baseline.\n\n"
             "  --size RxC     tensor shape (default 16384x16384: 1 GiB of float32, 512 MiB of bf16)\n"
             "  --reps N       timed runs per figure, median taken (default 20)\n"
-            "  --case TEXT    only the cases whose name and axis (\"nvfp4 both\") contain TEXT (repeatable)\n"
+            "  --case TEXT    only the cases whose name and axis (\"nvfp4 both\") contain TEXT (repeatable;\n"
+            "                 a TEXT that matches no case is an error)\n"
             "  --spread K     the random input: a bell-shaped value in (-2, 2) times 2^k, k drawn from\n"
             "                 [-K, K] for each run of 64 elements (default 8; 0: one scale). Kernels\n"
             "                 with data-dependent paths (the columnwise RHT) depend on it\n"
@@ -189,6 +191,24 @@ static int matches(const char *name, const char **only, size_t nonly)
     if (!nonly) return 1;
     for (size_t i = 0; i < nonly; i++)
         if (strstr(name, only[i])) return 1;
+    return 0;
+}
+
+/* The text --case matches: the scheme and the axis ("nvfp4 both"); an element case by name. */
+static void case_text(const gpu_case *c, char *text, size_t size)
+{
+    snprintf(text, size, "%s %s", c->name, c->block ? axis_names[c->axis] : "");
+}
+
+/* 1 when some case matches TEXT (checked before the GPU is touched: a typo is an error, not an
+ * empty table) */
+static int some_case_matches(const char *text)
+{
+    for (size_t ci = 0; ci < sizeof default_cases / sizeof default_cases[0]; ci++) {
+        char name[96];
+        case_text(&default_cases[ci], name, sizeof name);
+        if (strstr(name, text)) return 1;
+    }
     return 0;
 }
 
@@ -238,6 +258,12 @@ int bench_quantize_gpu(int argc, char **argv)
         if (r < 0) return FPSIM_EXIT_USAGE;
         if (st) return fpsim_cli_fail(CMD, st);
     }
+    for (size_t i = 0; i < nonly; i++)
+        if (!some_case_matches(only[i])) {
+            fpsim_cli_error(CMD, "--case '%s' matches no case (names look like 'nvfp4:sr=1 both', 'e4m3/nv/rne'; "
+                            "the table without --case lists them)", only[i]);
+            return FPSIM_EXIT_USAGE;
+        }
     char dev[256];
     fpsim_status st = fpsim_gpu_describe(dev, sizeof dev);
     if (st != FPSIM_OK) return fpsim_cli_fail(CMD, st);
@@ -277,8 +303,8 @@ int bench_quantize_gpu(int argc, char **argv)
     int first = 1, failures = 0;
     for (size_t ci = 0; ci < sizeof default_cases / sizeof default_cases[0]; ci++) {
         const gpu_case *c = &default_cases[ci];
-        char match_text[96]; /* the scheme and the axis: --case "nvfp4 both" */
-        snprintf(match_text, sizeof match_text, "%s %s", c->name, c->block ? axis_names[c->axis] : "");
+        char match_text[96];
+        case_text(c, match_text, sizeof match_text);
         if (!matches(match_text, only, nonly)) continue;
         run_ctx r;
         memset(&r, 0, sizeof r);

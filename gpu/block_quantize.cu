@@ -259,9 +259,10 @@ __device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t ama
             s.mult = fpsim_div_x86(1.0f, s.inv);
     } else if (kind == FPSIM_KIND_FP8_BLOCK) {
         if (a.fp8scale == FPSIM_FP8B_VLLM_CUDA) {
-            /* vLLM's CUDA op: fmaxf(eps, amax) (a NaN amax only under nan=propagate), sf = amax / 448 */
+            /* vLLM's CUDA op: fmaxf(eps, amax) (a NaN amax only under nan=propagate), sf = amax / 448;
+             * the x86 division so that a NaN amax keeps the CPU's NaN bits (__fdiv_rn gives 0x7FFFFFFF) */
             const float m = fpsim_isnan_bits(amax_bits) ? amax : (amax < a.eps ? a.eps : amax);
-            s.inv = s.mult = __fdiv_rn(m, a.fp8max);
+            s.inv = s.mult = fpsim_div_x86(m, a.fp8max);
         } else if (a.fp8scale == FPSIM_FP8B_VLLM_NATIVE) {
             /* eager CUDA torch: amax * fp32(1/448), then clamp(min=eps) keeping a NaN */
             const float sf = fpsim_mul_torch(amax, __frcp_rn(a.fp8max));

@@ -119,7 +119,7 @@ __global__ void __launch_bounds__(256, RHT ? 2 : 3) block_cols_kernel(qargs a, u
 #pragma unroll
         for (int o = 1; o < L; o <<= 1) raw = max(raw, __shfl_xor_sync(0xFFFFFFFFu, raw, o));
         tile_scale ts;
-        int plain = 1;
+        int plain = !a.divides; /* a dividing rule's elements take scale_group's exact path */
         if (a.hw_nvfp4_scale && raw < FPSIM_F32_INF_BITS)
             ts = nvfp4_te_scale_finite(__uint_as_float(raw), te_mul, tv[5]);
         else
@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(256, RHT ? 2 : 3) block_cols_kernel(qargs a, u
 #pragma unroll
             for (int o = 1; o < L; o <<= 1) am = max(am, __shfl_xor_sync(tile_mask, am, o));
             ts = scale_of_tile(a, am, tv);
-            plain = 1;
+            plain = !a.divides;
             if (a.kind == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
         }
         const uint32_t srow = c0 + (uint32_t)c, k0 = r0 + (uint32_t)(part * 8);

@@ -800,15 +800,14 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     else
         kernel = a.bf16 ? block_quantize_kernel<32, 1, 256> : block_quantize_kernel<32, 0, 256>;
 
-    /* The fast kernels (v4-v9) scale every element by one multiply; vLLM's rules divide, so they
-     * take the general kernel, whose scale_element divides. */
+    /* vLLM's rules divide each element by the scale. Kernels v4-v6 run them through scale_group's
+     * exact path (plain = 0); v7 and v8 scale every element by one multiply and do not take them. */
     const int divides = a.divides;
 
     /* Kernel v5 for columnwise 1 x TC tiles whose blocks fill the shape (block_cols_kernel.cuh). */
     block_cols_kernel_fn fast_cols = NULL;
     unsigned cols_blocks = 0;
-    if (o.axis == FPSIM_AXIS_COLS && g.TR == 1 && rows * cols < ((size_t)1 << 31) && s->kind != FPSIM_KIND_FP8_TENSOR &&
-        !divides) {
+    if (o.axis == FPSIM_AXIS_COLS && g.TR == 1 && rows * cols < ((size_t)1 << 31) && s->kind != FPSIM_KIND_FP8_TENSOR) {
         const size_t rin = g.TC > 32 ? (size_t)g.TC : 32, cin = 2048 / rin;
         if (rows % rin == 0 && cols % cin == 0 && !a.rhtmma) /* v5 has only the exact RHT */
             fast_cols = block_cols_kernel_pick(&a.es, s->kind, g.TC, a.sr, a.rht, a.bf16);
@@ -903,7 +902,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     const size_t n = rows * cols, V = a.bf16 ? 8 : 4;
     block_rows_kernel_fn fast = NULL;
     uint32_t tc = 0;
-    if (o.axis == FPSIM_AXIS_ROWS && g.TR == 1 && !a.rht && !divides && n < ((size_t)1 << 31)) {
+    if (o.axis == FPSIM_AXIS_ROWS && g.TR == 1 && !a.rht && n < ((size_t)1 << 31)) {
         int fits = s->kind == FPSIM_KIND_FP8_TENSOR ? n % V == 0
                                                     : cols % (size_t)g.TC == 0 && g.TC % V == 0 && g.TC / V <= 32;
         tc = s->kind == FPSIM_KIND_FP8_TENSOR ? 0u : (uint32_t)g.TC;
@@ -913,7 +912,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
      * width (its lanes per tile are compiled in), NVFP4 only under the TE chain, and sm_89+. */
     block_rows_fast_kernel_fn fast7 = NULL;
 #if FPSIM_GPU_ROWS_V7
-    if (fast && a.fast_mode != FAST_NEVER && fpsim_gpu_hw_cvt_available() && n % 16 == 0) {
+    if (fast && !divides && a.fast_mode != FAST_NEVER && fpsim_gpu_hw_cvt_available() && n % 16 == 0) {
         const int usual_tc = s->kind == FPSIM_KIND_MX      ? g.TC == 32
                              : s->kind == FPSIM_KIND_NVFP4 ? g.TC == 16 && s->chain == FPSIM_NVFP4_TE
                              : s->kind == FPSIM_KIND_FP8_BLOCK ? g.TC == 128
@@ -947,7 +946,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
      * FPSIM_GPU_TILES_FAST=0 at compile time keeps every 2D tile on the general kernel. */
     block_tiles_kernel_fn fast_tiles = NULL;
 #if FPSIM_GPU_TILES_FAST
-    if (o.axis == FPSIM_AXIS_ROWS && g.TR > 1 && g.TR == g.TC && !a.sr && !a.rht && !divides && n < ((size_t)1 << 31) &&
+    if (o.axis == FPSIM_AXIS_ROWS && g.TR > 1 && g.TR == g.TC && !a.sr && !a.rht && n < ((size_t)1 << 31) &&
         s->kind != FPSIM_KIND_FP8_TENSOR && rows % (size_t)g.TR == 0 && cols % 128 == 0)
         fast_tiles = block_tiles_kernel_pick(&a.es, s->kind, g.TR, a.bf16,
                                              block_tiles_region_width(g.TR, a.bf16, cols) != 128);

@@ -40,8 +40,9 @@ __device__ __forceinline__ float mx_plain_mult(uint32_t e, int rule, int ao, int
 /* Scale a group of N elements by their tile's multiplier into y, shared by kernels v4-v6: one
  * multiply each and no branch in the common case; the rare path (a NaN product, or a tile whose
  * rule is not a plain multiply, plain = 0) redoes the group with the exact emulation
- * (scale_element). NVFP4 chains other than TE clamp to +-6 (clamp6). Returns how many elements
- * saturate (0 unless a.counters is set). KIND: the scheme kind if known at compile time, else -1. */
+ * (scale_element; vLLM's dividing rules always take it, a.divides). NVFP4 chains other than TE
+ * clamp to +-6 (clamp6). Returns how many elements saturate, counted before any clamp (0 unless
+ * a.counters is set). KIND: the scheme kind if known at compile time, else -1. */
 template <int N, int KIND = -1>
 __device__ __forceinline__ uint32_t scale_group(const qargs &a, const float (&v)[N], float (&y)[N],
                                                 const tile_scale &ts, int plain, int clamp6,
@@ -60,7 +61,8 @@ __device__ __forceinline__ uint32_t scale_group(const qargs &a, const float (&v)
 #pragma unroll
         for (int j = 0; j < N; j++) {
             y[j] = scale_element<KIND>(a, v[j], ts);
-            if (a.counters) sat += saturates(v[j], clamp6 ? fpsim_mul_torch(v[j], ts.mult) : y[j], elem_max);
+            const float pre = a.divides ? __fdiv_rn(v[j], ts.inv) : clamp6 ? fpsim_mul_torch(v[j], ts.mult) : y[j];
+            if (a.counters) sat += saturates(v[j], pre, elem_max);
         }
     }
     return sat;
@@ -149,7 +151,7 @@ __global__ void __launch_bounds__(256) block_rows_kernel(qargs a, uint32_t n, ui
         }
         if (!live) continue;
         tile_scale ts = scale_of_tile(a, am, tv);
-        int plain = 1;
+        int plain = !a.divides; /* a dividing rule's elements take scale_group's exact path */
         if (a.kind == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
         uint32_t rb[V];
         if (SR)

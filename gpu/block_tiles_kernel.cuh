@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
             ts = nvfp4_te_scale_finite(__uint_as_float(raw), te_mul, tv[5]);
         else
             ts = scale_of_tile<KIND>(a, am, tv);
-        int plain = 1;
+        int plain = !a.divides; /* a dividing rule's elements take scale_group's exact path */
         if (KIND == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
         const int fast = !clamp6 && tile_is_fast(a.fast_mode, raw, plain, ts.mult, elem_max);
         const uint32_t tile_row = r0 / T, tile_col = (c0 - (uint32_t)lay::col(t)) / T + (uint32_t)my_tile;

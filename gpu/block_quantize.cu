@@ -65,7 +65,8 @@ struct qrows_out {
 struct qargs {
     const void *x;
     int bf16, bf16_vinf, rht, rhtmma, amax_only, axis, kind, elem, rule, ao, gscale, chain, fp8scale, mode, pow2, sr, fp4, nan_ignore;
-    int divides; /* fpsim_fp8_scale_divides: vLLM's rules, x / sf (block FP8) */
+    int divides;    /* fpsim_fp8_scale_divides: vLLM's rules, x / sf (block FP8) */
+    int divide_hw;  /* divides, and kernels v4-v8 may use divide_fast.cuh's one-multiply form */
     float eps, fp8max;
     fpsim_spec es;    /* element spec */
     fpsim_spec e4m3;  /* NVFP4 block-scale spec (E4M3 RNE satfinite) */
@@ -784,6 +785,9 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     a.want_cublas = (o.want & FPSIM_QWANT_CUBLAS) != 0 && (out->cublas_codes || out->cublas_f32);
     a.fast_mode = fast_elem_mode(&a.es, fpsim_gpu_hw_cvt_available());
     a.hw_nvfp4_scale = s->kind == FPSIM_KIND_NVFP4 && s->chain == FPSIM_NVFP4_TE && fpsim_gpu_hw_cvt_available();
+    /* the cast of a clamped quotient is the hardware's: E4M3/E5M2 RNE with no zero rule, sm_89+ */
+    a.divide_hw = a.divides && a.fast_mode != FAST_NEVER &&
+                  (a.es.format == FPSIM_E4M3 || a.es.format == FPSIM_E5M2);
     if ((o.want & FPSIM_QWANT_STATS) && out->counters) {
         FPSIM_CUDA_TRY(cudaMemsetAsync(out->counters, 0, 2 * sizeof(unsigned long long), cs));
         a.counters = out->counters;
@@ -800,9 +804,10 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     else
         kernel = a.bf16 ? block_quantize_kernel<32, 1, 256> : block_quantize_kernel<32, 0, 256>;
 
-    /* vLLM's rules divide each element by the scale. Kernels v4-v6 run them through scale_group's
-     * exact path (plain = 0); v7 and v8 scale every element by one multiply and do not take them. */
-    const int divides = a.divides;
+    /* vLLM's rules divide each element by the scale. Kernels v4-v6 run them through scale_group
+     * (divide_fast.cuh's form, else the exact division); v7 and v8 only where that form applies
+     * (a.divide_hw), their fast tiles coded by it. */
+    const int divides = a.divides && !a.divide_hw;
 
     /* Kernel v5 for columnwise 1 x TC tiles whose blocks fill the shape (block_cols_kernel.cuh). */
     block_cols_kernel_fn fast_cols = NULL;

@@ -320,6 +320,9 @@ __device__ __forceinline__ v7_scale scale_tile16(const qargs &a, uint32_t raw, c
     /* E2M1 kernels run with FAST_SAT_SMALL only (fast_elem_mode), so their test folds */
     const int fast_mode = F == FPSIM_E2M1 ? (int)FAST_SAT_SMALL : a.fast_mode;
     s.fast = tile_is_fast(fast_mode, raw, s.plain, s.ts.mult, elem_max);
+    /* vLLM's dividing rules: a finite tile whose scale divide_fast_scale_ok takes is coded by
+     * divide_fast.cuh (the clamp before the cast makes any policy of the format saturate) */
+    if (KIND == FPSIM_KIND_FP8_BLOCK && a.divide_hw) s.fast = raw < FPSIM_F32_INF_BITS && divide_fast_scale_ok(s.ts.inv);
     return s;
 }
 
@@ -341,7 +344,20 @@ __device__ __forceinline__ v7_tile code_tile16_scaled(const qargs &a, const E &e
     constexpr int BF16_PAIRS = bf16_pairs_apply<KIND, F, BF16, SR>::value;
     static_assert(!BF16_PAIRS || is_bf16_elems<E>::value, "the pair forms read the loaded bf16 words");
     /* the float16 SR route needs 2^-14 times the multiplier exact: other tiles take the exact path */
-    if (s.fast && (!SR || out.ts.mult >= 0x1p-112f)) {
+    int fast = s.fast && (!SR || out.ts.mult >= 0x1p-112f);
+    if (KIND == FPSIM_KIND_FP8_BLOCK && F != FPSIM_E2M1 && a.divide_hw) {
+        /* vLLM's dividing rules: divide_fast.cuh's codes (a finite tile, its scale in range) */
+        if (fast) {
+            const divide_scale d = divide_scale_of(out.ts.inv);
+            uint32_t sat = 0;
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                c[q % NW] = divide_codes4(elem_f32(e, 4 * q), elem_f32(e, 4 * q + 1), elem_f32(e, 4 * q + 2),
+                                          elem_f32(e, 4 * q + 3), d, a.fp8max, F == FPSIM_E5M2, a.counters != NULL,
+                                          &sat);
+            if (a.counters) out.sat = sat;
+        }
+    } else if (fast) {
         if (a.counters) /* the statistics' saturation count, from the float32 products */
 #pragma unroll
             for (int j = 0; j < 16; j++)
@@ -376,7 +392,8 @@ __device__ __forceinline__ v7_tile code_tile16_scaled(const qargs &a, const E &e
                 y[j] = __fmul_rn(elem_f32(e, j), out.ts.mult);
             fast_codes<F, 16>(y, a.es, c);
         }
-    } else {
+    }
+    if (!fast) {
         if (raw >= FPSIM_F32_INF_BITS) {
             /* NaN or Inf: the tile's amax under its NaN policy, and the scale of that amax (a
              * finite tile's raw max is that amax, and ts its scale already). */

@@ -18,6 +18,7 @@
 #ifndef FPSIM_BLOCK_ROWS_KERNEL_CUH
 #define FPSIM_BLOCK_ROWS_KERNEL_CUH
 
+#include "divide_fast.cuh"
 #include "elem_fixed.cuh"
 
 /* The MX element multiplier of scale code e when scaling is x * m (block_rules.cuh
@@ -40,7 +41,8 @@ __device__ __forceinline__ float mx_plain_mult(uint32_t e, int rule, int ao, int
 /* Scale a group of N elements by their tile's multiplier into y, shared by kernels v4-v6: one
  * multiply each and no branch in the common case; the rare path (a NaN product, or a tile whose
  * rule is not a plain multiply, plain = 0) redoes the group with the exact emulation
- * (scale_element; vLLM's dividing rules always take it, a.divides). NVFP4 chains other than TE
+ * (scale_element). vLLM's dividing rules (a.divides) take that path too, unless divide_fast.cuh
+ * codes the group (a.divide_hw, finite elements, a scale in its range). NVFP4 chains other than TE
  * clamp to +-6 (clamp6). Returns how many elements saturate, counted before any clamp (0 unless
  * a.counters is set). KIND: the scheme kind if known at compile time, else -1. */
 template <int N, int KIND = -1>
@@ -48,13 +50,33 @@ __device__ __forceinline__ uint32_t scale_group(const qargs &a, const float (&v)
                                                 const tile_scale &ts, int plain, int clamp6,
                                                 float elem_max)
 {
+    static_assert(N % 4 == 0, "divide_codes4 takes the elements four at a time");
     uint32_t rare = !plain, sat = 0;
+    if ((KIND < 0 || KIND == FPSIM_KIND_FP8_BLOCK) && a.divide_hw) {
+        /* divide_fast.cuh's codes, handed on as their values (which the cast takes back to them);
+         * a NaN or Inf element, or a scale outside divide_fast_scale_ok's range, takes the exact path */
+        rare = !divide_fast_scale_ok(ts.inv);
 #pragma unroll
-    for (int j = 0; j < N; j++) {
-        y[j] = __fmul_rn(v[j], ts.mult);
-        rare |= fpsim_isnan_bits(__float_as_uint(y[j]));
-        if (a.counters) sat += saturates(v[j], y[j], elem_max);
-        if (clamp6) y[j] = y[j] < -6.0f ? -6.0f : (y[j] > 6.0f ? 6.0f : y[j]);
+        for (int j = 0; j < N; j++) rare |= !isfinite(v[j]);
+        if (!rare) {
+            const divide_scale d = divide_scale_of(ts.inv);
+#pragma unroll
+            for (int j = 0; j < N; j += 4) {
+                const uint32_t w = divide_codes4(v[j], v[j + 1], v[j + 2], v[j + 3], d, a.fp8max,
+                                                 a.es.format == FPSIM_E5M2, a.counters != NULL, &sat);
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+                    y[j + k] = __uint_as_float(fpsim_decode_f32((w >> (8 * k)) & 0xFFu, &a.es));
+            }
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < N; j++) {
+            y[j] = __fmul_rn(v[j], ts.mult);
+            rare |= fpsim_isnan_bits(__float_as_uint(y[j]));
+            if (a.counters) sat += saturates(v[j], y[j], elem_max);
+            if (clamp6) y[j] = y[j] < -6.0f ? -6.0f : (y[j] > 6.0f ? 6.0f : y[j]);
+        }
     }
     if (rare) {
         sat = 0;

@@ -1,0 +1,109 @@
+/* divide_fast.cuh: vLLM's dividing FP8 rules (fp8-block:scale=vllm-cuda, vllm-native) by one
+ * multiply per element, wherever that multiply already decides the element's code.
+ *
+ * The rules cast clamp(RN(x / sf), -max, max); __fdiv_rn computes RN(x / sf) exactly but costs a
+ * dozen instructions and a branch. Instead, with r = RN(1 / sf) and the two multipliers
+ * r- = RN(r (1 - 2^-20)), r+ = RN(r (1 + 2^-20)) (once per tile), each element takes
+ * lo = RN(x r-) and hi = RN(x r+). For t = x / sf in the normal range, every factor within
+ * 2^-24 of its exact value:
+ *     |lo| <= |t| (1 + 2^-24)^3 (1 - 2^-20) < |t| (1 - 2^-24) <= |RN(t)|, and |hi| > |RN(t)| alike,
+ * so RN(t) lies between lo and hi, which are at most 2^-19 |t| apart. Below the normal range, lo,
+ * hi and RN(t) all lie far under the formats' least subnormal's half (2^-10 for E4M3, 2^-17 for
+ * E5M2) and cast to the same signed zero.
+ *
+ * The cast of the clamped value is monotone, so where lo and hi cast to the same code (both by
+ * cvt.rn.satfinite, hw_cvt.cuh, four elements' codes compared as one word), RN(t) casts to it.
+ * Otherwise exactly one boundary of the cast lies between them (the format's spacing is 2^15 times
+ * the bracket's width or more): the midpoint M of the two codes' values. That is not rare with
+ * BF16 data: x and the block amax carry 8 significant bits each, so t = 448 x / amax is often a
+ * midpoint exactly (about 0.4% of Gaussian BF16 elements). It is settled without dividing:
+ * RN(t) < M, = M or > M as |t| < M - u-/2, within, or > M + u/2 (u, u-: the float32 spacing above
+ * and below M, whose significand is even, so both ties go to M), and with e = fma(-M, sf, |x|)
+ * that is e against -sf u-/2 and sf u/2. All three are exact: sf u/2 is sf times a power of two,
+ * and x - M sf, a multiple of 2^(E(M) + E(sf) - 27) at most 2^(E(M) + E(sf) - 15) in magnitude
+ * (|t - M| <= 2^-19 |t|), fits 24 bits; for sf in [2^-80, 2^125] (divide_fast_scale_ok, which also
+ * keeps r, r- and r+ normal) and M >= 2^-17 none of them is subnormal. A tie takes the even code
+ * (RNE). Whether RN(t) exceeds max (the clipped-element count) is the same test with M = max,
+ * where lo and hi do not settle it. Finite x only (the callers test the tile); only for specs
+ * whose cast is the hardware's on every value in [-max, max] (qargs.divide_hw: fast_elem_mode is
+ * not FAST_NEVER). */
+#ifndef FPSIM_DIVIDE_FAST_CUH
+#define FPSIM_DIVIDE_FAST_CUH
+
+#include <stdint.h>
+
+#include "hw_cvt.cuh"
+
+/* 1 when the tile's scale sf allows this form (above). Under vLLM's rules sf is at most
+ * FLT_MAX / 448 < 2^120, and at least eps / 448. */
+__device__ __forceinline__ int divide_fast_scale_ok(float sf)
+{
+    return sf >= 0x1p-80f && sf <= 0x1p125f;
+}
+
+/* A tile's scale and its bracketing multipliers. */
+struct divide_scale {
+    float sf, r_lo, r_hi;
+};
+__device__ __forceinline__ divide_scale divide_scale_of(float sf)
+{
+    const float r = __frcp_rn(sf);
+    return {sf, __fmul_rn(r, 1.0f - 0x1p-20f), __fmul_rn(r, 1.0f + 0x1p-20f)};
+}
+
+/* The value of a non-NaN E4M3 or E5M2 magnitude code, exactly (E5M2 is FP16's top byte). */
+__device__ __forceinline__ float fp8_code_value(uint32_t code, int e5m2)
+{
+    if (!e5m2) return fpsim_hw_e4m3_value(code);
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)(code << 8)));
+    return f;
+}
+
+/* Where RN(|x| / sf) lies against m, a float32 with an even significand, at least 2^-17 and
+ * within 2^-19 of |x| / sf relatively: -1 below, 0 equal, 1 above. */
+__device__ __forceinline__ int divide_side_of(float ax, float sf, float m)
+{
+    const uint32_t em = (__float_as_uint(m) >> 23) & 0xFFu;
+    const float half_up = __fmul_rn(sf, __uint_as_float((em - 24u) << 23)); /* sf u / 2 */
+    const float half_down = (__float_as_uint(m) & 0x7FFFFFu) ? half_up : __fmul_rn(half_up, 0.5f);
+    const float e = __fmaf_rn(-m, sf, ax); /* |x| - m sf, exact */
+    return e < -half_down ? -1 : (e > half_up ? 1 : 0);
+}
+
+/* The codes of four elements x[0..3] (byte k: element k, sign included) under the tile's scale;
+ * *clipped += how many have |RN(x / sf)| > max, where count (else left alone). */
+__device__ __forceinline__ uint32_t divide_codes4(float x0, float x1, float x2, float x3, const divide_scale &d,
+                                                  float max, int e5m2, int count, uint32_t *clipped)
+{
+    const float x[4] = {x0, x1, x2, x3};
+    float lo[4], hi[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        lo[k] = __fmul_rn(x[k], d.r_lo);
+        hi[k] = __fmul_rn(x[k], d.r_hi);
+    }
+    uint32_t w_lo = __byte_perm(fpsim_hw_cvt_pair(lo[0], lo[1], e5m2), fpsim_hw_cvt_pair(lo[2], lo[3], e5m2), 0x5410u);
+    const uint32_t w_hi =
+        __byte_perm(fpsim_hw_cvt_pair(hi[0], hi[1], e5m2), fpsim_hw_cvt_pair(hi[2], hi[3], e5m2), 0x5410u);
+    if (w_lo != w_hi) { /* a midpoint inside some bracket: the code of lo or the next one */
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const uint32_t c = (w_lo >> (8 * k)) & 0xFFu;
+            if (c == ((w_hi >> (8 * k)) & 0xFFu)) continue;
+            const uint32_t mag = c & 0x7Fu;
+            const float mid = __fmul_rn(fp8_code_value(mag, e5m2) + fp8_code_value(mag + 1u, e5m2), 0.5f);
+            const int side = divide_side_of(fabsf(x[k]), d.sf, mid);
+            w_lo += (uint32_t)(side > 0 || (side == 0 && (mag & 1u))) << (8 * k);
+        }
+    }
+    if (count)
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const float alo = fabsf(lo[k]), ahi = fabsf(hi[k]);
+            *clipped += alo > max ? 1u : (ahi <= max ? 0u : (uint32_t)(divide_side_of(fabsf(x[k]), d.sf, max) > 0));
+        }
+    return w_lo;
+}
+
+#endif

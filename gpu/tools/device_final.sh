@@ -28,6 +28,7 @@ pack() {
     tar czf .carry/bundle.tar.gz build-devonly/fpsim-device build-devonly/tests/test_gpu_convert \
         build-devonly/tests/test_gpu_blocks build-devonly/tests/test_log2_rules build-devonly/tests/test_rht_mma_hw \
         build-devonly/tests/test_bf16_pairs_hw build-devonly/tests/test_f16_rz_hw build-devonly/tests/test_half_minmax_hw build-devonly/tests/test_rht16 \
+        build-devonly/tests/test_divide_fast_hw \
         $(find build-devonly -name CTestTestfile.cmake) $gemm
     ls -la .carry/bundle.tar.gz
 }

@@ -16,6 +16,12 @@
  *       reduction starts at eps (1e-10) and uses fmaxf (NaN skipped); sf = amax / 448 and each
  *       element x / sf, both IEEE divisions (nvcc without fast math); then fminf(fmaxf(q, -448),
  *       448), so a NaN quotient becomes -448; the cast is satfinite RNE. Stored scale: sf.
+ *   vllm-cuda-ue8m0  the same op with scale_ue8m0 (vLLM's choice where DeepGEMM takes E8M0 scales):
+ *       sf as vllm-cuda, then fmaxf(|sf|, 1e-10) rounded up to a power of two by bits (exponent
+ *       field + (mantissa != 0)), the register kernel's form for 16-bit inputs in groups of 128;
+ *       elements as vllm-cuda (x / 2^k is exact, so the kernel's x * (1 / 2^k) is the same). The
+ *       shared-memory kernel (other inputs) writes exp2f(ceilf(log2f(.))), which CUDA's log2f may
+ *       round to the power of two below for sf just above one (not modelled).
  *   vllm-native  QuantFP8._quantize_group_native under eager CUDA torch: amax = abs().max() (NaN
  *       propagates); sf = amax / 448.0, which CUDA torch computes as amax * fp32(1/448) (a CPU
  *       scalar divisor); sf = clamp(sf, min=eps) with eps = 1/(448*512) (NaN propagates); each
@@ -71,6 +77,10 @@ static void block_scale(const fpsim_block_plan *p, float amax, float *mult, floa
     }
     case FPSIM_FP8B_VLLM_CUDA: {
         *mult = *sinv = floor_keep_nan(amax, s->eps) / fmax; /* fmaxf(eps, amax) / 448 */
+        return;
+    }
+    case FPSIM_FP8B_VLLM_CUDA_UE8M0: {
+        *mult = *sinv = u2f(fpsim_vllm_ue8m0_bits(f2u(floor_keep_nan(amax, s->eps) / fmax)));
         return;
     }
     case FPSIM_FP8B_VLLM_NATIVE: {
@@ -163,7 +173,7 @@ static void fp8_row(const fpsim_block_plan *p, size_t g)
                 float y[128];
                 for (size_t i0 = c0; i0 < c1; i0 += tc) {
                     const size_t n = i0 + tc < c1 ? tc : c1 - i0;
-                    sat += divide_block(y, xr + i0, n, fs[(i0 - c0) / tc], s->scale == FPSIM_FP8B_VLLM_CUDA,
+                    sat += divide_block(y, xr + i0, n, fs[(i0 - c0) / tc], fpsim_fp8_scale_vllm_op(s->scale),
                                         p->elem_max);
                     fpsim_block_fast_run(cr + i0, y, n, 1.0f, &p->fast, p->elem_max);
                 }

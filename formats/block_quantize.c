@@ -109,7 +109,7 @@ const char *fpsim_block_default_cast(const fpsim_scheme *s)
     case FPSIM_KIND_NVFP4: return s->chain == FPSIM_NVFP4_TE ? "nv" : "torchao";
     case FPSIM_KIND_FP8_BLOCK:
         return (s->scale == FPSIM_FP8B_TE_POW2 || s->scale == FPSIM_FP8B_TE_FP32 ||
-                s->scale == FPSIM_FP8B_VLLM_CUDA) ? "nv" : "torch"; /* vLLM: __nv_fp8_e4m3(float) */
+                fpsim_fp8_scale_vllm_op(s->scale)) ? "nv" : "torch"; /* vLLM: __nv_fp8_e4m3(float) */
     default: return s->mode == FPSIM_TENSOR_TORCHAO ? "clamp" : "nv";
     }
 }

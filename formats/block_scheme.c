@@ -41,7 +41,8 @@ static const char *const g_rules[FPSIM_MX_RULE_COUNT] = {
     "floor", "ceil", "even", "rceil", "rceil-sat", "microxcaling", "gfloat"};
 static const char *const g_chains[FPSIM_NVFP4_CHAIN_COUNT] = {"te", "torchao", "torchao-cuda"};
 static const char *const g_fp8b[FPSIM_FP8B_SCALE_COUNT] = {"te-pow2",        "te-fp32",   "deepgemm-fp32",
-                                                          "deepgemm-ue8m0", "vllm-cuda", "vllm-native"};
+                                                          "deepgemm-ue8m0", "vllm-cuda", "vllm-native",
+                                                          "vllm-cuda-ue8m0"};
 static const char *const g_modes[FPSIM_TENSOR_MODE_COUNT] = {"current", "delayed", "torchao"};
 static const char *const g_nans[2] = {"propagate", "ignore"};
 static const char *const g_algos[2] = {"max", "most_recent"};
@@ -114,7 +115,7 @@ static void resolve_defaults(fpsim_scheme *s)
         case FPSIM_KIND_NVFP4: te = s->chain == FPSIM_NVFP4_TE; break;
         case FPSIM_KIND_FP8_BLOCK:
             /* vLLM's CUDA kernel reduces with fmaxf as TE does */
-            te = s->scale == FPSIM_FP8B_TE_POW2 || s->scale == FPSIM_FP8B_TE_FP32 || s->scale == FPSIM_FP8B_VLLM_CUDA;
+            te = s->scale == FPSIM_FP8B_TE_POW2 || s->scale == FPSIM_FP8B_TE_FP32 || fpsim_fp8_scale_vllm_op(s->scale);
             break;
         default: te = s->mode != FPSIM_TENSOR_TORCHAO; break;
         }
@@ -125,7 +126,7 @@ static void resolve_defaults(fpsim_scheme *s)
         if (s->kind == FPSIM_KIND_FP8_BLOCK &&
             (s->scale == FPSIM_FP8B_DEEPGEMM_FP32 || s->scale == FPSIM_FP8B_DEEPGEMM_UE8M0))
             s->eps = 1e-4f; /* DeepGEMM per_token_cast_to_fp8: amax.clamp(1e-4) */
-        else if (s->kind == FPSIM_KIND_FP8_BLOCK && s->scale == FPSIM_FP8B_VLLM_CUDA)
+        else if (s->kind == FPSIM_KIND_FP8_BLOCK && fpsim_fp8_scale_vllm_op(s->scale))
             s->eps = 1e-10f; /* per_token_group_quant_fp8(eps=1e-10): the reduction starts at eps */
         else if (s->kind == FPSIM_KIND_FP8_BLOCK && s->scale == FPSIM_FP8B_VLLM_NATIVE)
             /* _FP8_MIN_SCALING_FACTOR = 1.0 / (fp8 max * 512.0), a Python double that torch.clamp

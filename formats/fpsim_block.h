@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fpsim_core_types.h" /* FPSIM_HD */
 #include "fpsim_qstats.h"
 #include "fpsim_status.h"
 
@@ -87,6 +88,8 @@ typedef enum fpsim_fp8_block_scale {
                                  fminf(fmaxf(x / sf, -448), 448) (a NaN element gives -448) */
     FPSIM_FP8B_VLLM_NATIVE,   /* vLLM QuantFP8 forward_native in eager CUDA torch: sf =
                                  clamp(amax * fp32(1/448), min=1/(448*512)), clamp(x / sf) */
+    FPSIM_FP8B_VLLM_CUDA_UE8M0, /* the same CUDA op with scale_ue8m0: sf = fmaxf(amax, 1e-10)/448,
+                                 fmaxf(sf, 1e-10) rounded up to 2^k by bits; elements as vllm-cuda */
     FPSIM_FP8B_SCALE_COUNT
 } fpsim_fp8_block_scale;
 
@@ -231,11 +234,29 @@ void fpsim_qtensor_free(fpsim_qtensor *t);
 /* Code of stored element (i, j) of a quantized operand (unpacks FP4). */
 uint32_t fpsim_qtensor_code(const fpsim_qtensor *t, size_t i, size_t j);
 
+/* 1 for the block FP8 scale rules of vLLM's CUDA op per_token_group_fp8_quant (vllm-cuda and its
+ * scale_ue8m0 form): fmaxf reduction from eps, fminf(fmaxf(x / sf, -max), max), satfinite cast. */
+FPSIM_HD int fpsim_fp8_scale_vllm_op(int scale)
+{
+    return scale == FPSIM_FP8B_VLLM_CUDA || scale == FPSIM_FP8B_VLLM_CUDA_UE8M0;
+}
+
+/* vllm-cuda-ue8m0's scale from vllm-cuda's sf, as bits: fmaxf(|sf|, 1e-10f) (0x2EDBE6FF; a NaN
+ * sf gives it too) rounded up to a power of two by its fields, the exponent raised by one where
+ * the mantissa is not zero (Inf stays Inf). The register kernel of vLLM's per_token_group_quant.cu
+ * writes it so; shared by the CPU and the GPU. */
+FPSIM_HD uint32_t fpsim_vllm_ue8m0_bits(uint32_t sf_bits)
+{
+    uint32_t a = sf_bits & 0x7FFFFFFFu;
+    if (a > 0x7F800000u || a < 0x2EDBE6FFu) a = 0x2EDBE6FFu;
+    return ((a >> 23) + ((a & 0x7FFFFFu) != 0u)) << 23;
+}
+
 /* 1 if block FP8 scale rule `scale` divides each element by sf (vLLM), 0 if it multiplies by a
  * per-block multiplier as the other rules do. */
-static inline int fpsim_fp8_scale_divides(int scale)
+FPSIM_HD int fpsim_fp8_scale_divides(int scale)
 {
-    return scale == FPSIM_FP8B_VLLM_CUDA || scale == FPSIM_FP8B_VLLM_NATIVE;
+    return fpsim_fp8_scale_vllm_op(scale) || scale == FPSIM_FP8B_VLLM_NATIVE;
 }
 
 /* 1 if quantizing along `axis` (FPSIM_AXIS_*) applies the scheme's RHT: NVFP4 rht=1 rotates

@@ -259,11 +259,13 @@ __device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t ama
         else
             s.mult = fpsim_div_x86(1.0f, s.inv);
     } else if (kind == FPSIM_KIND_FP8_BLOCK) {
-        if (a.fp8scale == FPSIM_FP8B_VLLM_CUDA) {
+        if (fpsim_fp8_scale_vllm_op(a.fp8scale)) {
             /* vLLM's CUDA op: fmaxf(eps, amax) (a NaN amax only under nan=propagate), sf = amax / 448;
              * the x86 division so that a NaN amax keeps the CPU's NaN bits (__fdiv_rn gives 0x7FFFFFFF) */
             const float m = fpsim_isnan_bits(amax_bits) ? amax : (amax < a.eps ? a.eps : amax);
             s.inv = s.mult = fpsim_div_x86(m, a.fp8max);
+            if (a.fp8scale == FPSIM_FP8B_VLLM_CUDA_UE8M0) /* scale_ue8m0: up to a power of two */
+                s.inv = s.mult = __uint_as_float(fpsim_vllm_ue8m0_bits(__float_as_uint(s.inv)));
         } else if (a.fp8scale == FPSIM_FP8B_VLLM_NATIVE) {
             /* eager CUDA torch: amax * fp32(1/448), then clamp(min=eps) keeping a NaN */
             const float sf = fpsim_mul_torch(amax, __frcp_rn(a.fp8max));
@@ -300,7 +302,7 @@ template <int KIND = -1> __device__ __forceinline__ float scale_element(const qa
     if (kind == FPSIM_KIND_MX) return fpsim_mx_scale_element_dev(x, ts.code, a.rule, a.ao);
     /* vLLM's dividing rules (formats/block_fp8.c divide_block): x / sf clamped to +-max, by
      * fmaxf / fminf (a NaN quotient gives -max) in the CUDA op, by torch.clamp (NaN kept) in eager */
-    if (kind == FPSIM_KIND_FP8_BLOCK && a.fp8scale == FPSIM_FP8B_VLLM_CUDA)
+    if (kind == FPSIM_KIND_FP8_BLOCK && fpsim_fp8_scale_vllm_op(a.fp8scale))
         return fminf(fmaxf(__fdiv_rn(x, ts.inv), -a.fp8max), a.fp8max);
     if (kind == FPSIM_KIND_FP8_BLOCK && a.fp8scale == FPSIM_FP8B_VLLM_NATIVE)
         return fpsim_clamp_torch(fpsim_div_x86(x, ts.inv), -a.fp8max, a.fp8max);

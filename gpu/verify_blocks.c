@@ -42,7 +42,8 @@ static const char *const scheme_texts[] = {
     "fp8-block:tile=128x128", "fp8-block:tile=128x128,scale=te-fp32", "fp8-block:tile=128x128,scale=deepgemm-fp32",
     "fp8-block:tile=128x128,scale=deepgemm-ue8m0", "fp8-block:fmt=e5m2", "fp8-block:nan=propagate",
     "fp8-block:scale=vllm-cuda", "fp8-block:scale=vllm-native", "fp8-block:tile=128x128,scale=vllm-cuda",
-    "fp8-block:scale=vllm-cuda,nan=propagate",
+    "fp8-block:scale=vllm-cuda,nan=propagate", "fp8-block:scale=vllm-cuda-ue8m0",
+    "fp8-block:scale=vllm-cuda-ue8m0,nan=propagate", "fp8-block:fmt=e5m2,scale=vllm-cuda",
     /* per-tensor FP8 */
     "fp8-tensor", "fp8-tensor:pow2=1", "fp8-tensor:fmt=e5m2", "fp8-tensor:mode=delayed", "fp8-tensor:mode=torchao",
     "fp8-tensor:mode=torchao,pow2=1", "fp8-tensor:mode=torchao,pow2=1,fmt=e5m2",

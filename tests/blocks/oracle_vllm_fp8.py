@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""vLLM's FP8 activation quantizers (scale=vllm-cuda, scale=vllm-native) against an independent
-recomputation of vLLM's own statements.
+"""vLLM's FP8 activation quantizers (scale=vllm-cuda, vllm-cuda-ue8m0, vllm-native) against an
+independent recomputation of vLLM's own statements.
 
 vllm-cuda: per_token_group_fp8_quant (csrc/quantization/8bit/fp8/per_token_group_quant.cu), the
 op vLLM's per_token_group_quant_fp8 prefers on CUDA, restated in numpy float32: the amax
@@ -8,6 +8,11 @@ reduction starts at eps = 1e-10 and uses fmaxf (np.fmax: a NaN is skipped), sf =
 y = x / sf as IEEE float32 divisions, fminf(fmaxf(y, -448), 448) (np.fmax / np.fmin: a NaN
 quotient becomes -448), then the satfinite RNE cast (ml_dtypes' float8_e4m3fn: RNE, and nothing
 is left to saturate after the clamp).
+
+vllm-cuda-ue8m0: the same op with scale_ue8m0, as its register kernel writes it (16-bit inputs in
+groups of 128): y_s = fmaxf(|amax / 448|, 1e-10) rounded up to a power of two, then each element
+x * (1 / y_s). The power of two is taken here from np.frexp (exact), not from the float's fields
+as the kernel and fpsim do, and the element is multiplied as the kernel does where fpsim divides.
 
 vllm-native: QuantFP8._quantize_group_native run in torch (CPU) statement by statement, with one
 change that makes it what eager CUDA torch computes: `absmax / _FP8_MAX` divides a CUDA tensor by
@@ -139,6 +144,20 @@ def vllm_cuda(x, tile):
     return unblock(codes, tile, x.shape), sf
 
 
+def vllm_cuda_ue8m0(x, tile):
+    with np.errstate(all="ignore"):
+        b = blocks_of(x, tile)
+        amax = np.fmax.reduce(np.abs(b), axis=-1, initial=np.float32(1e-10)).astype(np.float32)
+        ys = np.fmax(np.abs((amax / np.float32(448.0)).astype(np.float32)), np.float32(1e-10))
+        m, e = np.frexp(ys.astype(np.float64))  # ys = m 2^e, m in [0.5, 1): a power of two iff m == 0.5
+        ys = np.where(np.isinf(ys), ys, np.ldexp(1.0, np.where(m == 0.5, e - 1, e))).astype(np.float32)
+        inv = (np.float32(1.0) / ys).astype(np.float32)
+        y = (b * inv[:, :, None]).astype(np.float32)
+        q = np.fmin(np.fmax(y, np.float32(-448.0)), np.float32(448.0))
+    codes = q.astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    return unblock(codes, tile, x.shape), ys
+
+
 def vllm_native(x, tile):
     fp8_max = torch.finfo(torch.float8_e4m3fn).max
     min_scaling = 1.0 / (fp8_max * 512.0)
@@ -160,7 +179,7 @@ def main():
         xin = os.path.join(d, "x.npy")
         np.save(xin, x)
         out = os.path.join(d, "q.h5")
-        cases = [("vllm-cuda", vllm_cuda), ("vllm-native", vllm_native)]
+        cases = [("vllm-cuda", vllm_cuda), ("vllm-cuda-ue8m0", vllm_cuda_ue8m0), ("vllm-native", vllm_native)]
         for rule, oracle in cases:
             for tile, axis in ((1, "rows"), (1, "cols"), (128, "rows")):
                 scheme = f"fp8-block:scale={rule}" + (",tile=128x128" if tile == 128 else "")
@@ -186,11 +205,15 @@ def main():
         g = rng.standard_normal((256, 4096)).astype(ml_dtypes.bfloat16).astype(np.float32)
         gin = os.path.join(d, "g.npy")
         np.save(gin, g)
-        got = {r: quantize(a.fpsim, f"fp8-block:scale={r}", gin, out)[0]
-               for r in ("vllm-cuda", "vllm-native", "deepgemm-fp32", "te-fp32")}
-        for r in ("deepgemm-fp32", "te-fp32", "vllm-native"):
-            n = int((got["vllm-cuda"] != got[r]).sum())
-            print(f"vllm-cuda vs {r}: {n} of {g.size} codes differ ({100.0 * n / g.size:.3f}%)")
+        rules = ("vllm-cuda", "vllm-native", "deepgemm-fp32", "te-fp32", "vllm-cuda-ue8m0", "deepgemm-ue8m0")
+        got = {r: quantize(a.fpsim, f"fp8-block:scale={r}", gin, out) for r in rules}
+        pairs = [("vllm-cuda", r) for r in ("deepgemm-fp32", "te-fp32", "vllm-native")]
+        pairs.append(("vllm-cuda-ue8m0", "deepgemm-ue8m0"))  # the generator's and a trainer's E8M0 scales
+        for r0, r in pairs:
+            n = int((got[r0][0] != got[r][0]).sum())
+            nb = int((got[r0][1] != got[r][1]).sum())
+            print(f"{r0} vs {r}: {n} of {g.size} codes ({100.0 * n / g.size:.3f}%), "
+                  f"{nb} of {got[r0][1].size} scales differ")
     if failures:
         print(f"{failures} check(s) failed")
         return 1

@@ -398,8 +398,10 @@ static fpsim_status cublas_layout(fpsim_qtensor *o)
     return FPSIM_OK;
 }
 
-/* Shape rules of the emulated implementations. */
-static fpsim_status check_shape(const fpsim_scheme *s, size_t qcols)
+/* Shape rules of the emulated implementations (and of the RHT, which rotates whole 16-element
+ * blocks), for a copy blocked along `axis` whose blocked dimension is qcols. The GPU driver
+ * applies the same rules through fpsim_block_check_shape. */
+static fpsim_status check_shape(const fpsim_scheme *s, size_t qcols, int axis)
 {
     if (s->kind == FPSIM_KIND_MX &&
         (s->rule == FPSIM_MX_FLOOR || s->rule == FPSIM_MX_CEIL || s->rule == FPSIM_MX_EVEN ||
@@ -415,6 +417,8 @@ static fpsim_status check_shape(const fpsim_scheme *s, size_t qcols)
                           "torchao nvfp4_quantize requires the blocked dimension (%zu) to be a "
                           "multiple of 16 (chain=te zero-pads)",
                           qcols);
+    if (fpsim_scheme_rotates(s, axis) && qcols % 16 != 0)
+        return fpsim_fail(FPSIM_ESHAPE, "RHT needs the blocked dimension (%zu) to be a multiple of 16", qcols);
     return FPSIM_OK;
 }
 
@@ -422,7 +426,7 @@ fpsim_status fpsim_block_check_shape(const fpsim_scheme *s, size_t rows, size_t 
 {
     if (rows == 0 || cols == 0)
         return fpsim_fail(FPSIM_ESHAPE, "quantize: empty tensor (%zu x %zu)", rows, cols);
-    return check_shape(s, axis == FPSIM_AXIS_COLS ? rows : cols);
+    return check_shape(s, axis == FPSIM_AXIS_COLS ? rows : cols, axis);
 }
 
 /* The common body; `tensor_scale` is the per-tensor FP8 scale to use for delayed scaling (NAN:
@@ -448,7 +452,7 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
         return fpsim_fail(FPSIM_EINVAL, "quantize: bad scheme kind %d", s->kind);
     const int cols_axis = opt.axis == FPSIM_AXIS_COLS;
     const size_t qrows = cols_axis ? cols : rows, qcols = cols_axis ? rows : cols;
-    fpsim_status st = check_shape(s, qcols);
+    fpsim_status st = check_shape(s, qcols, opt.axis);
     if (st != FPSIM_OK)
         return st;
     if (opt.input_bf16)
@@ -458,9 +462,6 @@ static fpsim_status quantize_impl(fpsim_qtensor *out, const fpsim_scheme *s, con
                                   "input element %zu (%.9g) is not a BF16 value but input_bf16 is set",
                                   i, (double)x[i]);
     const int rht = fpsim_scheme_rotates(s, opt.axis);
-    if (rht && qcols % 16 != 0)
-        return fpsim_fail(FPSIM_ESHAPE,
-                          "RHT needs the blocked dimension (%zu) to be a multiple of 16", qcols);
 
     fpsim_block_plan p;
     memset(&p, 0, sizeof p);

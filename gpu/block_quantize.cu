@@ -543,23 +543,6 @@ fpsim_status element_specs(fpsim_spec *es, fpsim_spec *scale8, const fpsim_schem
     return fpsim_spec_make(scale8, FPSIM_E4M3, s->chain == FPSIM_NVFP4_TE ? "nv" : "torch", FPSIM_RNE, 0);
 }
 
-/* Shape rules of the emulated implementations (the CPU driver's check_shape). */
-fpsim_status check_shape(const fpsim_scheme *s, size_t qcols, int cols_axis)
-{
-    if (s->kind == FPSIM_KIND_MX &&
-        (s->rule == FPSIM_MX_FLOOR || s->rule == FPSIM_MX_CEIL || s->rule == FPSIM_MX_EVEN ||
-         s->rule == FPSIM_MX_RCEIL) &&
-        qcols % 32 != 0)
-        return fpsim_fail(FPSIM_ESHAPE, "torchao to_mx requires the blocked dimension (%zu) to be a multiple of 32",
-                          qcols);
-    if (s->kind == FPSIM_KIND_NVFP4 && s->chain != FPSIM_NVFP4_TE && qcols % 16 != 0)
-        return fpsim_fail(FPSIM_ESHAPE,
-                          "torchao nvfp4_quantize requires the blocked dimension (%zu) to be a multiple of 16", qcols);
-    if (s->kind == FPSIM_KIND_NVFP4 && s->rht && cols_axis && qcols % 16 != 0)
-        return fpsim_fail(FPSIM_ESHAPE, "RHT needs the blocked dimension (%zu) to be a multiple of 16", qcols);
-    return FPSIM_OK;
-}
-
 struct geom {
     size_t qrows, qcols, code_stride, srows, scols, cublas_rows, cublas_cols;
     int TR, TC, C, G, RC, CC;
@@ -722,10 +705,10 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         o = *opt;
     else
         fpsim_qopts_default(&o);
-    if (rows == 0 || cols == 0) return fpsim_fail(FPSIM_ESHAPE, "quantize: empty tensor (%zu x %zu)", rows, cols);
     geom g;
     if ((st = geometry(&g, s, rows, cols, o.axis)) != FPSIM_OK) return st;
-    if ((st = check_shape(s, g.qcols, o.axis == FPSIM_AXIS_COLS)) != FPSIM_OK) return st;
+    /* the CPU's shape rules (an empty tensor, the emulated implementations' block multiples, the RHT) */
+    if ((st = fpsim_block_check_shape(s, rows, cols, o.axis)) != FPSIM_OK) return st;
     if (out->rows != rows || out->cols != cols || out->axis != o.axis || out->qrows != g.qrows)
         return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: buffers were allocated for another shape or axis");
     if (!fpsim_gpu_aligned16(x)) return fpsim_fail(FPSIM_EINVAL, "gpu block quantize: input not 16-byte aligned");

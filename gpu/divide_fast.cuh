@@ -1,5 +1,6 @@
-/* divide_fast.cuh: vLLM's dividing FP8 rules (fp8-block:scale=vllm-cuda, vllm-native) by one
- * multiply per element, wherever that multiply already decides the element's code.
+/* divide_fast.cuh: vLLM's dividing FP8 rules (fp8-block:scale=vllm-cuda, vllm-cuda-ue8m0,
+ * vllm-native) without a division: two multiplies per element bracket the quotient, and an exact
+ * remainder settles the rare element whose bracket holds a rounding boundary.
  *
  * The rules cast clamp(RN(x / sf), -max, max); __fdiv_rn computes RN(x / sf) exactly but costs a
  * dozen instructions and a branch. Instead, with r = RN(1 / sf) and the two multipliers

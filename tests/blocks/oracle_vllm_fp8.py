@@ -133,29 +133,34 @@ def unblock(b, tile, shape):
     return b.reshape(r // tile, c // 128, tile, 128).transpose(0, 2, 1, 3).reshape(r, c)
 
 
+def vllm_cuda_amax(b):
+    """The op's block amax: an fmaxf reduction that starts at eps = 1e-10 (np.fmax skips NaN)."""
+    return np.fmax.reduce(np.abs(b), axis=-1, initial=np.float32(1e-10)).astype(np.float32)
+
+
+def vllm_cuda_codes(y, tile, shape):
+    """fminf(fmaxf(y, -448), 448) (a NaN y becomes -448), then the satfinite RNE cast."""
+    q = np.fmin(np.fmax(y, np.float32(-448.0)), np.float32(448.0))
+    return unblock(q.astype(ml_dtypes.float8_e4m3fn).view(np.uint8), tile, shape)
+
+
 def vllm_cuda(x, tile):
     with np.errstate(all="ignore"):
         b = blocks_of(x, tile)
-        amax = np.fmax.reduce(np.abs(b), axis=-1, initial=np.float32(1e-10)).astype(np.float32)
-        sf = (amax / np.float32(448.0)).astype(np.float32)
+        sf = (vllm_cuda_amax(b) / np.float32(448.0)).astype(np.float32)
         y = (b / sf[:, :, None]).astype(np.float32)
-        q = np.fmin(np.fmax(y, np.float32(-448.0)), np.float32(448.0))
-    codes = q.astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
-    return unblock(codes, tile, x.shape), sf
+        return vllm_cuda_codes(y, tile, x.shape), sf
 
 
 def vllm_cuda_ue8m0(x, tile):
     with np.errstate(all="ignore"):
         b = blocks_of(x, tile)
-        amax = np.fmax.reduce(np.abs(b), axis=-1, initial=np.float32(1e-10)).astype(np.float32)
-        ys = np.fmax(np.abs((amax / np.float32(448.0)).astype(np.float32)), np.float32(1e-10))
+        ys = np.fmax(np.abs((vllm_cuda_amax(b) / np.float32(448.0)).astype(np.float32)), np.float32(1e-10))
         m, e = np.frexp(ys.astype(np.float64))  # ys = m 2^e, m in [0.5, 1): a power of two iff m == 0.5
         ys = np.where(np.isinf(ys), ys, np.ldexp(1.0, np.where(m == 0.5, e - 1, e))).astype(np.float32)
         inv = (np.float32(1.0) / ys).astype(np.float32)
         y = (b * inv[:, :, None]).astype(np.float32)
-        q = np.fmin(np.fmax(y, np.float32(-448.0)), np.float32(448.0))
-    codes = q.astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
-    return unblock(codes, tile, x.shape), ys
+        return vllm_cuda_codes(y, tile, x.shape), ys
 
 
 def vllm_native(x, tile):

@@ -89,12 +89,7 @@ static void block_scale(const fpsim_block_plan *p, float amax, float *mult, floa
     }
     default: {
         float sf = floor_keep_nan(amax, s->eps) * (1.0f / fmax); /* torch.clamp(min=eps) */
-        if (s->scale == FPSIM_FP8B_DEEPGEMM_UE8M0 && isfinite(sf)) {
-            uint32_t b = f2u(sf) & 0x7FFFFFFFu;
-            int e = (int)(b >> 23) + ((b & 0x7FFFFFu) != 0);
-            e = e < 1 ? 1 : (e > 254 ? 254 : e);
-            sf = u2f((uint32_t)e << 23);
-        }
+        if (s->scale == FPSIM_FP8B_DEEPGEMM_UE8M0 && isfinite(sf)) sf = u2f(fpsim_deepgemm_ue8m0_bits(f2u(sf)));
         *mult = 1.0f / sf;
         *sinv = sf;
         return;

@@ -241,15 +241,30 @@ FPSIM_HD int fpsim_fp8_scale_vllm_op(int scale)
     return scale == FPSIM_FP8B_VLLM_CUDA || scale == FPSIM_FP8B_VLLM_CUDA_UE8M0;
 }
 
+/* The exponent field of the power of two that |x| rounds up to by its fields, as DeepGEMM's and
+ * vLLM's UE8M0 scales do: the field, raised by one where the mantissa is not zero (abs_bits: the
+ * bits of |x|, not NaN; a subnormal rounds up to field 1, FLT_MAX to 255). */
+FPSIM_HD uint32_t fpsim_pow2_up_field(uint32_t abs_bits)
+{
+    return (abs_bits >> 23) + ((abs_bits & 0x7FFFFFu) != 0u);
+}
+
+/* deepgemm-ue8m0's scale from DeepGEMM's finite sf, as bits: ceil_to_ue8m0, the field of the
+ * power of two above clamped to [1, 254]. Shared by the CPU and the GPU. */
+FPSIM_HD uint32_t fpsim_deepgemm_ue8m0_bits(uint32_t sf_bits)
+{
+    const uint32_t e = fpsim_pow2_up_field(sf_bits & 0x7FFFFFFFu);
+    return (e < 1u ? 1u : (e > 254u ? 254u : e)) << 23;
+}
+
 /* vllm-cuda-ue8m0's scale from vllm-cuda's sf, as bits: fmaxf(|sf|, 1e-10f) (0x2EDBE6FF; a NaN
- * sf gives it too) rounded up to a power of two by its fields, the exponent raised by one where
- * the mantissa is not zero (Inf stays Inf). The register kernel of vLLM's per_token_group_quant.cu
- * writes it so; shared by the CPU and the GPU. */
+ * sf gives it too) rounded up to a power of two by its fields (Inf stays Inf). The register
+ * kernel of vLLM's per_token_group_quant.cu writes it so; shared by the CPU and the GPU. */
 FPSIM_HD uint32_t fpsim_vllm_ue8m0_bits(uint32_t sf_bits)
 {
     uint32_t a = sf_bits & 0x7FFFFFFFu;
     if (a > 0x7F800000u || a < 0x2EDBE6FFu) a = 0x2EDBE6FFu;
-    return ((a >> 23) + ((a & 0x7FFFFFu) != 0u)) << 23;
+    return fpsim_pow2_up_field(a) << 23;
 }
 
 /* 1 if block FP8 scale rule `scale` divides each element by sf (vLLM), 0 if it multiplies by a

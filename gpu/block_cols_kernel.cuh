@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(256, RHT ? 2 : 3) block_cols_kernel(qargs a, u
                 fast_codes<F, 8>(y, es, cw);
             }
             store_code_words<F, 8>(cw, dst);
-        } else {
+        } else if (!divide_store_group<F, 8>(a, v, ts, raw < FPSIM_F32_INF_BITS, dst, &sat)) {
             sat = scale_group<8>(a, v, y, ts, plain, clamp6, elem_max);
             round_store_group<F, MODE, FULL, 8>(y, rb, es, dst);
         }

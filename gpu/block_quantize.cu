@@ -66,7 +66,7 @@ struct qargs {
     const void *x;
     int bf16, bf16_vinf, rht, rhtmma, amax_only, axis, kind, elem, rule, ao, gscale, chain, fp8scale, mode, pow2, sr, fp4, nan_ignore;
     int divides;    /* fpsim_fp8_scale_divides: vLLM's rules, x / sf (block FP8) */
-    int divide_hw;  /* divides, and kernels v4-v8 may use divide_fast.cuh's one-multiply form */
+    int divide_hw;  /* divides, and kernels v4-v8 may code its tiles by divide_fast.cuh (no division) */
     float eps, fp8max;
     fpsim_spec es;    /* element spec */
     fpsim_spec e4m3;  /* NVFP4 block-scale spec (E4M3 RNE satfinite) */
@@ -279,12 +279,8 @@ __device__ __forceinline__ tile_scale scale_of_tile(const qargs &a, uint32_t ama
              * 2^k by bits, byte clamped to [1, 254]; elements x * (1 / sf). */
             float m = fpsim_clamp_torch(amax, a.eps, __uint_as_float(FPSIM_F32_INF_BITS));
             float sf = fpsim_mul_x86(m, __frcp_rn(a.fp8max));
-            if (a.fp8scale == FPSIM_FP8B_DEEPGEMM_UE8M0 && isfinite(sf)) {
-                uint32_t b = __float_as_uint(sf) & 0x7FFFFFFFu;
-                int e = (int)(b >> 23) + ((b & 0x7FFFFFu) != 0);
-                e = e < 1 ? 1 : (e > 254 ? 254 : e);
-                sf = __uint_as_float((uint32_t)e << 23);
-            }
+            if (a.fp8scale == FPSIM_FP8B_DEEPGEMM_UE8M0 && isfinite(sf))
+                sf = __uint_as_float(fpsim_deepgemm_ue8m0_bits(__float_as_uint(sf)));
             s.mult = fpsim_div_x86(1.0f, sf);
             s.inv = sf;
         }
@@ -789,10 +785,10 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     else
         kernel = a.bf16 ? block_quantize_kernel<32, 1, 256> : block_quantize_kernel<32, 0, 256>;
 
-    /* vLLM's rules divide each element by the scale. Kernels v4-v6 run them through scale_group
-     * (divide_fast.cuh's form, else the exact division); v7 and v8 only where that form applies
-     * (a.divide_hw), their fast tiles coded by it. */
-    const int divides = a.divides && !a.divide_hw;
+    /* vLLM's rules divide each element by the scale. Kernels v4-v6 code a tile by divide_fast.cuh
+     * where its form applies (divide_store_group), else by scale_group's exact division; v7 and v8
+     * take these rules only where the form applies to the spec (a.divide_hw: needs_fdiv is 0). */
+    const int needs_fdiv = a.divides && !a.divide_hw;
 
     /* Kernel v5 for columnwise 1 x TC tiles whose blocks fill the shape (block_cols_kernel.cuh). */
     block_cols_kernel_fn fast_cols = NULL;
@@ -812,7 +808,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     size_t smem8 = 0;
 #if FPSIM_GPU_COLS_V8
     if (o.axis == FPSIM_AXIS_COLS && g.TR == 1 && rows * cols < ((size_t)1 << 31) && a.fast_mode != FAST_NEVER &&
-        !divides && fpsim_gpu_hw_cvt_available() && rows % block_cols_fast_warp_rows(g.TC) == 0 &&
+        !needs_fdiv && fpsim_gpu_hw_cvt_available() && rows % block_cols_fast_warp_rows(g.TC) == 0 &&
         cols % block_cols_fast_warp_cols(g.TC, a.bf16) == 0 && (uintptr_t)x % 16u == 0 &&
         ((s->kind == FPSIM_KIND_NVFP4 && s->chain == FPSIM_NVFP4_TE && g.TC == 16) ||
          (s->kind == FPSIM_KIND_MX && g.TC == 32) || (s->kind == FPSIM_KIND_FP8_BLOCK && g.TC == 128))) {
@@ -902,7 +898,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
      * width (its lanes per tile are compiled in), NVFP4 only under the TE chain, and sm_89+. */
     block_rows_fast_kernel_fn fast7 = NULL;
 #if FPSIM_GPU_ROWS_V7
-    if (fast && !divides && a.fast_mode != FAST_NEVER && fpsim_gpu_hw_cvt_available() && n % 16 == 0) {
+    if (fast && !needs_fdiv && a.fast_mode != FAST_NEVER && fpsim_gpu_hw_cvt_available() && n % 16 == 0) {
         const int usual_tc = s->kind == FPSIM_KIND_MX      ? g.TC == 32
                              : s->kind == FPSIM_KIND_NVFP4 ? g.TC == 16 && s->chain == FPSIM_NVFP4_TE
                              : s->kind == FPSIM_KIND_FP8_BLOCK ? g.TC == 128

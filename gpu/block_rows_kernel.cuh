@@ -41,53 +41,66 @@ __device__ __forceinline__ float mx_plain_mult(uint32_t e, int rule, int ao, int
 /* Scale a group of N elements by their tile's multiplier into y, shared by kernels v4-v6: one
  * multiply each and no branch in the common case; the rare path (a NaN product, or a tile whose
  * rule is not a plain multiply, plain = 0) redoes the group with the exact emulation
- * (scale_element). vLLM's dividing rules (a.divides) take that path too, unless divide_fast.cuh
- * codes the group (a.divide_hw, finite elements, a scale in its range). NVFP4 chains other than TE
- * clamp to +-6 (clamp6). Returns how many elements saturate, counted before any clamp (0 unless
- * a.counters is set). KIND: the scheme kind if known at compile time, else -1. */
+ * (scale_element). vLLM's dividing rules (a.divides) take that path too where
+ * divide_store_group does not code the group. NVFP4 chains other than TE clamp to +-6 (clamp6).
+ * Returns how many elements saturate, counted before any clamp (0 unless a.counters is set).
+ * KIND: the scheme kind if known at compile time, else -1. */
 template <int N, int KIND = -1>
 __device__ __forceinline__ uint32_t scale_group(const qargs &a, const float (&v)[N], float (&y)[N],
                                                 const tile_scale &ts, int plain, int clamp6,
                                                 float elem_max)
 {
-    static_assert(N % 4 == 0, "divide_codes4 takes the elements four at a time");
     uint32_t rare = !plain, sat = 0;
-    if ((KIND < 0 || KIND == FPSIM_KIND_FP8_BLOCK) && a.divide_hw) {
-        /* divide_fast.cuh's codes, handed on as their values (which the cast takes back to them);
-         * a NaN or Inf element, or a scale outside divide_fast_scale_ok's range, takes the exact path */
-        rare = !divide_fast_scale_ok(ts.inv);
 #pragma unroll
-        for (int j = 0; j < N; j++) rare |= !isfinite(v[j]);
-        if (!rare) {
-            const divide_scale d = divide_scale_of(ts.inv);
-#pragma unroll
-            for (int j = 0; j < N; j += 4) {
-                const uint32_t w = divide_codes4(v[j], v[j + 1], v[j + 2], v[j + 3], d, a.fp8max,
-                                                 a.es.format == FPSIM_E5M2, a.counters != NULL, &sat);
-#pragma unroll
-                for (int k = 0; k < 4; k++)
-                    y[j + k] = __uint_as_float(fpsim_decode_f32((w >> (8 * k)) & 0xFFu, &a.es));
-            }
-        }
-    } else {
-#pragma unroll
-        for (int j = 0; j < N; j++) {
-            y[j] = __fmul_rn(v[j], ts.mult);
-            rare |= fpsim_isnan_bits(__float_as_uint(y[j]));
-            if (a.counters) sat += saturates(v[j], y[j], elem_max);
-            if (clamp6) y[j] = y[j] < -6.0f ? -6.0f : (y[j] > 6.0f ? 6.0f : y[j]);
-        }
+    for (int j = 0; j < N; j++) {
+        y[j] = __fmul_rn(v[j], ts.mult);
+        rare |= fpsim_isnan_bits(__float_as_uint(y[j]));
+        if (a.counters) sat += saturates(v[j], y[j], elem_max);
+        if (clamp6) y[j] = y[j] < -6.0f ? -6.0f : (y[j] > 6.0f ? 6.0f : y[j]);
     }
     if (rare) {
         sat = 0;
 #pragma unroll
         for (int j = 0; j < N; j++) {
             y[j] = scale_element<KIND>(a, v[j], ts);
-            const float pre = a.divides ? __fdiv_rn(v[j], ts.inv) : clamp6 ? fpsim_mul_torch(v[j], ts.mult) : y[j];
-            if (a.counters) sat += saturates(v[j], pre, elem_max);
+            if (a.counters) {
+                const float pre = a.divides ? __fdiv_rn(v[j], ts.inv) : clamp6 ? fpsim_mul_torch(v[j], ts.mult) : y[j];
+                sat += saturates(v[j], pre, elem_max);
+            }
         }
     }
     return sat;
+}
+
+/* Kernels v4-v6 under vLLM's dividing rules (a.divide_hw): the V codes of a group of an 8-bit
+ * format F by divide_fast.cuh, stored at dst with one vector store, where its form applies (the
+ * tile's scale in divide_fast_scale_ok's range, every element finite: tile_finite says so of the
+ * whole tile, else each element is tested). Returns 1 with *sat raised by the clipped count
+ * (a.counters only), or 0 with nothing stored: the caller takes scale_group's exact path. */
+template <int F, int V>
+__device__ __forceinline__ int divide_store_group(const qargs &a, const float (&v)[V], const tile_scale &ts,
+                                                  int tile_finite, uint8_t *dst, uint32_t *sat)
+{
+    if constexpr (F != FPSIM_E4M3 && F != FPSIM_E5M2) {
+        return 0;
+    } else {
+        static_assert(V % 4 == 0, "divide_codes4 takes the elements four at a time");
+        if (!a.divide_hw || !divide_fast_scale_ok(ts.inv)) return 0;
+        if (!tile_finite) {
+            int finite = 1;
+#pragma unroll
+            for (int j = 0; j < V; j++) finite &= isfinite(v[j]);
+            if (!finite) return 0;
+        }
+        const divide_scale d = divide_scale_of(ts.inv);
+        uint32_t c[V / 4];
+#pragma unroll
+        for (int q = 0; q < V / 4; q++)
+            c[q] = divide_codes4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3], d, a.fp8max, F == FPSIM_E5M2,
+                                 a.counters != NULL, sat);
+        store_code_words<F, V>(c, dst);
+        return 1;
+    }
 }
 
 /* Round a group of V scaled elements (V = 4 or 8) to codes of format F and store them with one
@@ -181,10 +194,14 @@ __global__ void __launch_bounds__(256) block_rows_kernel(qargs a, uint32_t n, ui
         else
 #pragma unroll
             for (int j = 0; j < V; j++) rb[j] = 0;
-        float y[V];
-        const uint32_t sat = scale_group<V>(a, v, y, ts, plain, clamp6, fpsim_elem_max_dev(a.elem));
+        uint8_t *dst = a.codes + (F == FPSIM_E2M1 ? f / 2 : f);
+        uint32_t sat = 0;
+        if (!divide_store_group<F, V>(a, v, ts, 0, dst, &sat)) {
+            float y[V];
+            sat = scale_group<V>(a, v, y, ts, plain, clamp6, fpsim_elem_max_dev(a.elem));
+            round_store_group<F, MODE, FULL, V>(y, rb, es, dst);
+        }
         if (sat) atomicAdd(&a.counters[0], (unsigned long long)sat);
-        round_store_group<F, MODE, FULL, V>(y, rb, es, a.codes + (F == FPSIM_E2M1 ? f / 2 : f));
         if (per_tensor || (lane & (lanes_per_tile - 1u)) != 0) continue;
         /* The first lane of a tile writes its scale (and counts a zero-amax block). */
         if (a.counters && am == 0) atomicAdd(&a.counters[1], 1ull);

@@ -174,7 +174,8 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
                 uint32_t c[code_words<F, V>::W];
                 fast_codes<F, V>(y, es, c);
                 store_code_words<F, V>(c, row);
-            } else {
+            } else if (KIND != FPSIM_KIND_FP8_BLOCK ||
+                       !divide_store_group<F, V>(a, v, ts, raw < FPSIM_F32_INF_BITS, row, &sat)) {
                 /* Kernel v4's element arithmetic: scale_group (block_rows_kernel.cuh). */
                 sat += scale_group<V, KIND>(a, v, y, ts, plain, clamp6, elem_max);
                 round_store_group<F, FPSIM_RNE, FULL, V>(y, nullptr, es, row);

@@ -35,6 +35,10 @@
 
 #include "hw_cvt.cuh"
 
+#ifndef FPSIM_GPU_DIVIDE_MID_FROM_HI
+#define FPSIM_GPU_DIVIDE_MID_FROM_HI 0
+#endif
+
 /* 1 when the tile's scale sf allows this form (above). Under vLLM's rules sf is at most
  * FLT_MAX / 448 < 2^120, and at least eps / 448. */
 __device__ __forceinline__ int divide_fast_scale_ok(float sf)
@@ -72,6 +76,28 @@ __device__ __forceinline__ int divide_side_of(float ax, float sf, float m)
     return e < -half_down ? -1 : (e > half_up ? 1 : 0);
 }
 
+/* 1 where an element whose bracket [lo, hi] straddles a boundary of the cast rounds to the code
+ * above lo's (whose magnitude is odd where odd). The boundary is the midpoint M with
+ * |lo| <= M <= |hi| (one of them on M where the cast of M ties), so |hi| lies in [M, M + s/2), s the
+ * format's spacing at M: M is an odd multiple of s/2 = 2^h and |hi| in its binade (powers of two
+ * are codes), so M is |hi| with the bits of weight below 2^h cleared: 22 - MB of them in the
+ * normal range (MB mantissa bits), 22 - MB + (EMIN - E) for E, the binade's exponent, below the
+ * least normal 2^EMIN, where the spacing stays 2^(EMIN - MB). Then as divide_side_of: M's float32
+ * spacing u is 2^(E - 23) above, and below too unless M is a power of two (the least midpoint,
+ * half the least subnormal), where it is u / 2; RN(t) == M, a tie of the cast taken to the even
+ * code, for e = |x| - M sf in [-sf u- / 2, sf u / 2] (M's significand is even). */
+__device__ __forceinline__ uint32_t divide_rounds_up(float x, float hi, float sf, uint32_t odd, int e5m2)
+{
+    const uint32_t hb = __float_as_uint(hi) & 0x7FFFFFFFu, eb = hb >> 23;
+    const int mbits = e5m2 ? 2 : 3, emin_b = e5m2 ? 127 - 14 : 127 - 6;
+    const int below = max(22 - mbits, 22 - mbits + emin_b - (int)eb);
+    const uint32_t mb = hb & (0xFFFFFFFFu << below);
+    const float half_up = __fmul_rn(sf, __uint_as_float((eb - 24u) << 23));
+    const float half_down = (mb & 0x7FFFFFu) ? half_up : __fmul_rn(half_up, 0.5f);
+    const float e = __fmaf_rn(-__uint_as_float(mb), sf, fabsf(x));
+    return (uint32_t)(e > half_up || (odd && e >= -half_down));
+}
+
 /* The codes of four elements x[0..3] (byte k: element k, sign included) under the tile's scale;
  * *clipped += how many have |RN(x / sf)| > max, where count (else left alone). */
 __device__ __forceinline__ uint32_t divide_codes4(float x0, float x1, float x2, float x3, const divide_scale &d,
@@ -87,6 +113,15 @@ __device__ __forceinline__ uint32_t divide_codes4(float x0, float x1, float x2, 
     uint32_t w_lo = __byte_perm(fpsim_hw_cvt_pair(lo[0], lo[1], e5m2), fpsim_hw_cvt_pair(lo[2], lo[3], e5m2), 0x5410u);
     const uint32_t w_hi =
         __byte_perm(fpsim_hw_cvt_pair(hi[0], hi[1], e5m2), fpsim_hw_cvt_pair(hi[2], hi[3], e5m2), 0x5410u);
+#if FPSIM_GPU_DIVIDE_MID_FROM_HI
+    const uint32_t diff = w_lo ^ w_hi;
+    if (diff) { /* a midpoint inside some bracket: the code of lo or the next one */
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            if (diff & (0xFFu << (8 * k)))
+                w_lo += divide_rounds_up(x[k], hi[k], d.sf, (w_lo >> (8 * k)) & 1u, e5m2) << (8 * k);
+    }
+#else
     if (w_lo != w_hi) { /* a midpoint inside some bracket: the code of lo or the next one */
 #pragma unroll
         for (int k = 0; k < 4; k++) {
@@ -98,6 +133,7 @@ __device__ __forceinline__ uint32_t divide_codes4(float x0, float x1, float x2, 
             w_lo += (uint32_t)(side > 0 || (side == 0 && (mag & 1u))) << (8 * k);
         }
     }
+#endif
     if (count)
 #pragma unroll
         for (int k = 0; k < 4; k++) {

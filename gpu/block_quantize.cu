@@ -903,7 +903,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
                              : s->kind == FPSIM_KIND_NVFP4 ? g.TC == 16 && s->chain == FPSIM_NVFP4_TE
                              : s->kind == FPSIM_KIND_FP8_BLOCK ? g.TC == 128
                                                                : 1;
-        if (usual_tc) fast7 = block_rows_fast_pick(s->kind, a.es.format, a.bf16, a.sr);
+        if (usual_tc) fast7 = block_rows_fast_pick(s->kind, a.es.format, a.bf16, a.sr, a.divide_hw);
     }
 #endif
     if (fast7) { /* one wave of CTAs of 8 warps, grid-stride over the warp chunks inside */

@@ -296,6 +296,13 @@ __device__ __noinline__ uint32_t abs_max16_ool(uint32_t m, v7_elems e, int nan_i
     return m;
 }
 
+/* Whether a tile is coded under vLLM's dividing rules by divide_fast.cuh: DIV 0 or 1 where the
+ * kernel is built for one case (kernel v7 has a dividing instance), -1 where a.divide_hw says. */
+template <int DIV> __device__ __forceinline__ int divide_tiles(const qargs &a)
+{
+    return DIV < 0 ? a.divide_hw : DIV;
+}
+
 /* The first half of code_tile16: a tile's scale from its raw max, whether its multiplier is a plain
  * power of two (MX; 1 otherwise), and whether it takes the fast-tile case. Kernel v9 calls it
  * once for the four row pieces of a tile that a lane codes (run 109). */
@@ -303,7 +310,7 @@ struct v7_scale {
     tile_scale ts;
     int plain, fast;
 };
-template <int KIND, int F, int BF16, int OOL = 0>
+template <int KIND, int F, int BF16, int OOL = 0, int DIV = -1>
 __device__ __forceinline__ v7_scale scale_tile16(const qargs &a, uint32_t raw, const float (&tv)[6],
                                                  float te_mul, float elem_max, const float4 *tab)
 {
@@ -322,12 +329,12 @@ __device__ __forceinline__ v7_scale scale_tile16(const qargs &a, uint32_t raw, c
     s.fast = tile_is_fast(fast_mode, raw, s.plain, s.ts.mult, elem_max);
     /* vLLM's dividing rules: a finite tile whose scale divide_fast_scale_ok takes is coded by
      * divide_fast.cuh (the clamp before the cast makes any policy of the format saturate) */
-    if (KIND == FPSIM_KIND_FP8_BLOCK && a.divide_hw) s.fast = raw < FPSIM_F32_INF_BITS && divide_fast_scale_ok(s.ts.inv);
+    if (KIND == FPSIM_KIND_FP8_BLOCK && divide_tiles<DIV>(a)) s.fast = raw < FPSIM_F32_INF_BITS && divide_fast_scale_ok(s.ts.inv);
     return s;
 }
 
 /* The second half: the 16 codes under that scale. */
-template <int KIND, int F, int BF16, int SR, int O0, int O1, int OOL = 0, class E>
+template <int KIND, int F, int BF16, int SR, int O0, int O1, int OOL = 0, int DIV = -1, class E>
 __device__ __forceinline__ v7_tile code_tile16_scaled(const qargs &a, const E &e, uint32_t raw,
                                                       const v7_scale &s, const float (&tv)[6], float elem_max,
                                                       uint32_t f, uint32_t tile_mask, uint32_t am_more)
@@ -345,7 +352,7 @@ __device__ __forceinline__ v7_tile code_tile16_scaled(const qargs &a, const E &e
     static_assert(!BF16_PAIRS || is_bf16_elems<E>::value, "the pair forms read the loaded bf16 words");
     /* the float16 SR route needs 2^-14 times the multiplier exact: other tiles take the exact path */
     int fast = s.fast && (!SR || out.ts.mult >= 0x1p-112f);
-    if (KIND == FPSIM_KIND_FP8_BLOCK && F != FPSIM_E2M1 && a.divide_hw) {
+    if (KIND == FPSIM_KIND_FP8_BLOCK && F != FPSIM_E2M1 && divide_tiles<DIV>(a)) {
         /* vLLM's dividing rules: divide_fast.cuh's codes (a finite tile, its scale in range) */
         if (fast) {
             const divide_scale d = divide_scale_of(out.ts.inv);
@@ -428,14 +435,14 @@ __device__ __forceinline__ v7_tile code_tile16_scaled(const qargs &a, const E &e
 
 /* Both halves: the whole tile as kernels v7 and v8 code it. OOL: OOL_* flags, the rare-tile code
  * out of line. */
-template <int KIND, int F, int BF16, int SR, int O0, int O1, int OOL = 0, class E>
+template <int KIND, int F, int BF16, int SR, int O0, int O1, int OOL = 0, int DIV = -1, class E>
 __device__ __forceinline__ v7_tile code_tile16(const qargs &a, const E &e, uint32_t raw, const float (&tv)[6],
                                                float te_mul, float elem_max, uint32_t f, uint32_t tile_mask,
                                                const float4 *tab, uint32_t am_more = 0)
 {
-    const v7_scale s = scale_tile16<KIND, F, BF16, OOL>(a, raw, tv, te_mul, elem_max, tab);
-    return code_tile16_scaled<KIND, F, BF16, SR, O0, O1, OOL>(a, e, raw, s, tv, elem_max, f, tile_mask,
-                                                              am_more);
+    const v7_scale s = scale_tile16<KIND, F, BF16, OOL, DIV>(a, raw, tv, te_mul, elem_max, tab);
+    return code_tile16_scaled<KIND, F, BF16, SR, O0, O1, OOL, DIV>(a, e, raw, s, tv, elem_max, f, tile_mask,
+                                                                   am_more);
 }
 
 /* Store a coded tile's 16 codes at dst and count its saturated elements (kernels v7 and v8). */
@@ -475,7 +482,11 @@ template <int F, int SR> struct v7_pipe {
     enum { value = FPSIM_GPU_V7_PIPE < 0 ? F == FPSIM_E2M1 && !SR : FPSIM_GPU_V7_PIPE };
 };
 
-template <int KIND, int F, int BF16, int L, int G, int SR>
+/* DIV: 1 for the instance that codes vLLM's dividing rules (divide_fast.cuh; the host picks it
+ * where a.divide_hw), 0 for every other, which then holds none of that code (run 211: with the
+ * rules behind a kernel argument, 31% of the stall samples were instruction fetch). Loading the
+ * next pass ahead (v7_pipe) measured 7 points slower for it (run 213, probe M3). */
+template <int KIND, int F, int BF16, int L, int G, int SR, int DIV = 0>
 __global__ void __launch_bounds__(256, v7_pipe<F, SR>::value ? 2 : FPSIM_GPU_V7_MIN_BLOCKS)
     block_rows_fast_kernel(const __grid_constant__ qargs a, uint32_t n, uint32_t cols)
 {
@@ -550,14 +561,14 @@ __global__ void __launch_bounds__(256, v7_pipe<F, SR>::value ? 2 : FPSIM_GPU_V7_
                 }
                 e.hi = 0xAAAAu;
                 e.words_paired = 1;
-                tc = code_tile16<KIND, F, BF16, SR, 1, (L > 1 ? L : 1), OOL>(a, e, raw, tv, te_mul, elem_max,
+                tc = code_tile16<KIND, F, BF16, SR, 1, (L > 1 ? L : 1), OOL, DIV>(a, e, raw, tv, te_mul, elem_max,
                                                                              f, tile_mask, tab);
             } else {
                 v7_elems e;
 #pragma unroll
                 for (int k = 0; k < W; k++)
                     widen_word<BF16>(w[g][k], e.v + (BF16 ? 8 : 4) * k);
-                tc = code_tile16<KIND, F, BF16, SR, 1, (L > 1 ? L : 1), OOL>(a, e, raw, tv, te_mul, elem_max,
+                tc = code_tile16<KIND, F, BF16, SR, 1, (L > 1 ? L : 1), OOL, DIV>(a, e, raw, tv, te_mul, elem_max,
                                                                              f, tile_mask, tab);
             }
             const tile_scale &ts = tc.ts;
@@ -587,20 +598,20 @@ __global__ void __launch_bounds__(256, v7_pipe<F, SR>::value ? 2 : FPSIM_GPU_V7_
 typedef void (*block_rows_fast_kernel_fn)(qargs, uint32_t, uint32_t);
 
 /* Kernel v7 for element format F and the input type, with the tile lanes of the scheme kind. */
-template <int KIND, int F, int SR = 0> block_rows_fast_kernel_fn block_rows_fast_of(int bf16)
+template <int KIND, int F, int SR = 0, int DIV = 0> block_rows_fast_kernel_fn block_rows_fast_of(int bf16)
 {
     constexpr int L = KIND == FPSIM_KIND_NVFP4       ? 1
                       : KIND == FPSIM_KIND_MX        ? 2
                       : KIND == FPSIM_KIND_FP8_BLOCK ? 8
                                                      : 0;
-    return bf16 ? block_rows_fast_kernel<KIND, F, 1, L, 2, SR> : block_rows_fast_kernel<KIND, F, 0, L, 1, SR>;
+    return bf16 ? block_rows_fast_kernel<KIND, F, 1, L, 2, SR, DIV> : block_rows_fast_kernel<KIND, F, 0, L, 1, SR, DIV>;
 }
 
 /* Kernel v7 for scheme kind and element format (instantiated for the formats each kind has), or
  * NULL. The host has checked: rowwise, 1 x TC tiles with cols % TC == 0 (or per-tensor with
  * n % 16 == 0), the kind's usual TC, nearest-even (or NVFP4 SR), no RHT, fewer than 2^31 elements, the NVFP4
  * chain is TE, sm_89+ (the NVFP4 scale uses cvt), and a fast mode other than FAST_NEVER. */
-inline block_rows_fast_kernel_fn block_rows_fast_pick(int kind, int format, int bf16, int sr)
+inline block_rows_fast_kernel_fn block_rows_fast_pick(int kind, int format, int bf16, int sr, int divide_hw)
 {
     if (sr) /* NVFP4 only */
         return kind == FPSIM_KIND_NVFP4 && format == FPSIM_E2M1
@@ -628,11 +639,13 @@ inline block_rows_fast_kernel_fn block_rows_fast_pick(int kind, int format, int 
     case FPSIM_KIND_FP8_TENSOR: {
         const int block = kind == FPSIM_KIND_FP8_BLOCK;
         if (format == FPSIM_E4M3)
-            return block ? block_rows_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E4M3>(bf16)
-                         : block_rows_fast_of<FPSIM_KIND_FP8_TENSOR, FPSIM_E4M3>(bf16);
+            return !block     ? block_rows_fast_of<FPSIM_KIND_FP8_TENSOR, FPSIM_E4M3>(bf16)
+                   : divide_hw ? block_rows_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E4M3, 0, 1>(bf16)
+                               : block_rows_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E4M3>(bf16);
         if (format == FPSIM_E5M2)
-            return block ? block_rows_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E5M2>(bf16)
-                         : block_rows_fast_of<FPSIM_KIND_FP8_TENSOR, FPSIM_E5M2>(bf16);
+            return !block     ? block_rows_fast_of<FPSIM_KIND_FP8_TENSOR, FPSIM_E5M2>(bf16)
+                   : divide_hw ? block_rows_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E5M2, 0, 1>(bf16)
+                               : block_rows_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E5M2>(bf16);
         return NULL;
     }
     default:

@@ -38,19 +38,21 @@ __device__ __forceinline__ float mx_plain_mult(uint32_t e, int rule, int ao, int
     return fpsim_e8m0_rcp_exact_dev(e);
 }
 
-/* Scale a group of N elements by their tile's multiplier into y, shared by kernels v4-v6: one
- * multiply each and no branch in the common case; the rare path (a NaN product, or a tile whose
- * rule is not a plain multiply, plain = 0) redoes the group with the exact emulation
- * (scale_element). vLLM's dividing rules (a.divides) take that path too where
- * divide_store_group does not code the group. NVFP4 chains other than TE clamp to +-6 (clamp6).
- * Returns how many elements saturate, counted before any clamp (0 unless a.counters is set).
- * KIND: the scheme kind if known at compile time, else -1. */
+/* Scale a group of N elements by their tile's multiplier into y, shared by kernels v4-v6 and the
+ * exact path of v7-v9: one multiply each and no branch in the common case; the rare path (a NaN
+ * product, or a tile whose rule is not a plain multiply, plain = 0) redoes the group with the
+ * exact emulation (scale_element). vLLM's dividing rules (a.divides) always take that path here:
+ * the kernels code their common tiles by divide_fast.cuh before (divide_store_group,
+ * code_tile16). NVFP4 chains other than TE clamp to +-6 (clamp6). Returns how many elements
+ * saturate, counted before any clamp (0 unless a.counters is set). KIND: the scheme kind if known
+ * at compile time, else -1. */
 template <int N, int KIND = -1>
 __device__ __forceinline__ uint32_t scale_group(const qargs &a, const float (&v)[N], float (&y)[N],
                                                 const tile_scale &ts, int plain, int clamp6,
                                                 float elem_max)
 {
-    uint32_t rare = !plain, sat = 0;
+    /* a dividing rule's ts.mult is sf itself: never the multiplier */
+    uint32_t rare = !plain || ((KIND < 0 || KIND == FPSIM_KIND_FP8_BLOCK) && a.divides), sat = 0;
 #pragma unroll
     for (int j = 0; j < N; j++) {
         y[j] = __fmul_rn(v[j], ts.mult);

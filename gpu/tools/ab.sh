@@ -17,7 +17,8 @@ rounds=${2:-3}
 case "$rounds" in
 '' | *[!0-9]* | 0) echo "ab.sh: ROUNDS must be a positive integer, not '$rounds'" >&2; exit 2 ;;
 esac
-[ -f .carry/bundle.tar.gz ] ||
+# H: the bundle's build, or one a call before on the same (warm) machine unpacked
+[ -f .carry/bundle.tar.gz ] || [ -x build-devonly/fpsim-device ] ||
     { echo "ab.sh: no .carry/bundle.tar.gz (run gpu/tools/device_final.sh pack first)" >&2; exit 2; }
 for b in $probes; do
     [ -x ".carry/fpsim-device-$b" ] || { echo "ab.sh: no executable .carry/fpsim-device-$b" >&2; exit 2; }
@@ -27,7 +28,7 @@ cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(nvfp4 mxfp4 mxfp8-e4m3 fp8-block)
 OUT=${OUT:-/tmp/fpsim-ab}
 mkdir -p "$OUT"
-tar xzf .carry/bundle.tar.gz
+[ -f .carry/bundle.tar.gz ] && tar xzf .carry/bundle.tar.gz
 cp build-devonly/fpsim-device .carry/fpsim-device-H
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 P=$OUT/ab.txt

@@ -57,6 +57,15 @@ __device__ __forceinline__ uint32_t oracle_code(float x, float sf, float max, in
     return (fpsim_hw_cvt_pair(y, 0.0f, e5m2) & 0xFFu) | (fabsf(t) > max ? 0x100u : 0u);
 }
 
+/* The value of a non-NaN E4M3 or E5M2 magnitude code, exactly (E5M2 is FP16's top byte). */
+__device__ float fp8_code_value(uint32_t code, int e5m2)
+{
+    if (!e5m2) return fpsim_hw_e4m3_value(code);
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((unsigned short)(code << 8)));
+    return f;
+}
+
 /* 1 where x / sf rounds to a midpoint between two codes exactly (a tie of the cast). */
 __device__ __forceinline__ int is_tie(float x, float sf, float max, int e5m2)
 {

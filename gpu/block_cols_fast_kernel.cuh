@@ -406,8 +406,10 @@ __device__ __forceinline__ void rows_from_stage(const qargs &a, const uint4 *sta
 
 /* KIND: scheme kind (NVFP4 = the TE chain); F: element format; BF16: input bf16; TC: tile length
  * (16, 32, 128); SR: NVFP4 stochastic rounding; RHT: its Hadamard transform, COLS_V8_RHT_*; DUAL:
- * also the rowwise copy (a.rw) from the same tiles, so that the input is read once for both. */
-template <int KIND, int F, int BF16, int TC, int SR, int RHT, int DUAL = 0>
+ * also the rowwise copy (a.rw) from the same tiles, so that the input is read once for both; DIV:
+ * block FP8's columnwise tiles under vLLM's dividing rules (1) or not (0), fixed at compile time as
+ * kernel v7's (-1: a.divide_hw says, for the DUAL instances). */
+template <int KIND, int F, int BF16, int TC, int SR, int RHT, int DUAL = 0, int DIV = -1>
 __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
     block_cols_fast_kernel(const __grid_constant__ qargs a, uint32_t rows, uint32_t cols)
 {
@@ -743,11 +745,11 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                 uint8_t *dst = a.codes + (size_t)srow * a.code_stride + (FP4 ? r0 / 2 : r0);
                 v7_tile tc;
                 if constexpr (PAIRS)
-                    tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL, OOL>(a, eb, raw, tv, te_mul, elem_max, f,
-                                                                          tile_mask, tab);
+                    tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL, OOL, DIV>(a, eb, raw, tv, te_mul, elem_max, f,
+                                                                               tile_mask, tab);
                 else
-                    tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL, OOL>(a, e, raw, tv, te_mul, elem_max, f,
-                                                                          tile_mask, tab);
+                    tc = code_tile16<KIND, F, BF16, SR, CG, CG * TL, OOL, DIV>(a, e, raw, tv, te_mul, elem_max, f,
+                                                                               tile_mask, tab);
                 const tile_scale &ts = tc.ts;
                 if constexpr (PASS_STORES) {
                     /* codes now; the counts and the scale codes at the pass's end */
@@ -917,17 +919,18 @@ inline uint32_t block_cols_fast_warp_cols(int tc, int bf16)
     return (uint32_t)(32 / block_cols_fast_row_groups(tc)) * (bf16 ? 4u : 2u);
 }
 
-template <int KIND, int F, int TC, int SR, int RHT> block_cols_fast_kernel_fn block_cols_fast_of(int bf16)
+template <int KIND, int F, int TC, int SR, int RHT, int DIV = -1> block_cols_fast_kernel_fn block_cols_fast_of(int bf16)
 {
-    return bf16 ? block_cols_fast_kernel<KIND, F, 1, TC, SR, RHT>
-                : block_cols_fast_kernel<KIND, F, 0, TC, SR, RHT>;
+    return bf16 ? block_cols_fast_kernel<KIND, F, 1, TC, SR, RHT, 0, DIV>
+                : block_cols_fast_kernel<KIND, F, 0, TC, SR, RHT, 0, DIV>;
 }
 
 /* Kernel v8 for scheme kind, tile length tc and element format (the formats each kind has), or
  * NULL. The host has checked: columnwise, 1 x TC tiles, the kind's usual TC, rows % 128 == 0 and
  * cols % block_cols_fast_warp_cols == 0, fewer than 2^31 elements, the NVFP4 chain is TE, sm_89+,
  * and a fast mode other than FAST_NEVER (NVFP4 SR: E2M1 with 8 random bits). */
-inline block_cols_fast_kernel_fn block_cols_fast_pick(int kind, int tc, int format, int sr, int rht, int bf16)
+inline block_cols_fast_kernel_fn block_cols_fast_pick(int kind, int tc, int format, int sr, int rht, int bf16,
+                                                      int divide_hw)
 {
     if (kind == FPSIM_KIND_NVFP4) {
         if (tc != 16 || format != FPSIM_E2M1) return NULL;
@@ -961,9 +964,11 @@ inline block_cols_fast_kernel_fn block_cols_fast_pick(int kind, int tc, int form
     }
     if (kind == FPSIM_KIND_FP8_BLOCK && tc == 128) {
         if (format == FPSIM_E4M3)
-            return block_cols_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E4M3, 128, 0, 0>(bf16);
+            return divide_hw ? block_cols_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E4M3, 128, 0, 0, 1>(bf16)
+                             : block_cols_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E4M3, 128, 0, 0, 0>(bf16);
         if (format == FPSIM_E5M2)
-            return block_cols_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E5M2, 128, 0, 0>(bf16);
+            return divide_hw ? block_cols_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E5M2, 128, 0, 0, 1>(bf16)
+                             : block_cols_fast_of<FPSIM_KIND_FP8_BLOCK, FPSIM_E5M2, 128, 0, 0, 0>(bf16);
     }
     return NULL;
 }

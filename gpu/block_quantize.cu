@@ -813,7 +813,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
         ((s->kind == FPSIM_KIND_NVFP4 && s->chain == FPSIM_NVFP4_TE && g.TC == 16) ||
          (s->kind == FPSIM_KIND_MX && g.TC == 32) || (s->kind == FPSIM_KIND_FP8_BLOCK && g.TC == 128))) {
         const int rht8 = a.rht ? (a.rhtmma ? COLS_V8_RHT_MMA : COLS_V8_RHT_EXACT) : 0;
-        fast8 = block_cols_fast_pick(s->kind, g.TC, a.es.format, a.sr, rht8, a.bf16);
+        fast8 = block_cols_fast_pick(s->kind, g.TC, a.es.format, a.sr, rht8, a.bf16, a.divide_hw);
         a.v8_group = block_cols_fast_group(a.es.format, a.bf16);
         /* the widest CTA tile (8, 4, 2 or 1 warp tiles side by side) that divides the columns */
         const size_t wcols = block_cols_fast_warp_cols(g.TC, a.bf16);

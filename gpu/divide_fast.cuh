@@ -16,9 +16,9 @@
  * cvt.rn.satfinite, hw_cvt.cuh, four elements' codes compared as one word), RN(t) casts to it.
  * Otherwise exactly one boundary of the cast lies between them (the format's spacing is 2^15 times
  * the bracket's width or more): the midpoint M of the two codes' values, which hi's bits give
- * (divide_rounds_up). That is not rare with
- * BF16 data: x and the block amax carry 8 significant bits each, so t = 448 x / amax is often a
- * midpoint exactly (about 0.4% of Gaussian BF16 elements). It is settled without dividing:
+ * (divide_rounds_up). That is not rare with BF16 data: x and the block amax carry 8 significant
+ * bits each, so t = 448 x / amax is often a midpoint exactly (about 0.4% of Gaussian BF16
+ * elements). It is settled without dividing:
  * RN(t) < M, = M or > M as |t| < M - u-/2, within, or > M + u/2 (u, u-: the float32 spacing above
  * and below M, whose significand is even, so both ties go to M), and with e = fma(-M, sf, |x|)
  * that is e against -sf u-/2 and sf u/2. All three are exact: sf u/2 is sf times a power of two,

@@ -75,12 +75,11 @@ static void block_scale(const fpsim_block_plan *p, float amax, float *mult, floa
         *sinv = 1.0f / sc;
         return;
     }
-    case FPSIM_FP8B_VLLM_CUDA: {
-        *mult = *sinv = floor_keep_nan(amax, s->eps) / fmax; /* fmaxf(eps, amax) / 448 */
-        return;
-    }
+    case FPSIM_FP8B_VLLM_CUDA:
     case FPSIM_FP8B_VLLM_CUDA_UE8M0: {
-        *mult = *sinv = u2f(fpsim_vllm_ue8m0_bits(f2u(floor_keep_nan(amax, s->eps) / fmax)));
+        float sf = floor_keep_nan(amax, s->eps) / fmax; /* fmaxf(eps, amax) / 448 */
+        if (s->scale == FPSIM_FP8B_VLLM_CUDA_UE8M0) sf = u2f(fpsim_vllm_ue8m0_bits(f2u(sf))); /* scale_ue8m0 */
+        *mult = *sinv = sf;
         return;
     }
     case FPSIM_FP8B_VLLM_NATIVE: {

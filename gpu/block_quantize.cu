@@ -935,7 +935,7 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     if (o.axis == FPSIM_AXIS_ROWS && g.TR > 1 && g.TR == g.TC && !a.sr && !a.rht && n < ((size_t)1 << 31) &&
         s->kind != FPSIM_KIND_FP8_TENSOR && rows % (size_t)g.TR == 0 && cols % 128 == 0)
         fast_tiles = block_tiles_kernel_pick(&a.es, s->kind, g.TR, a.bf16,
-                                             block_tiles_region_width(g.TR, a.bf16, cols) != 128);
+                                             block_tiles_region_width(g.TR, a.bf16, cols) != 128, a.divide_hw);
 #endif
     if (fast_tiles) {
         /* one wave of CTAs, grid-stride over the T x 128 regions inside */

@@ -74,11 +74,26 @@ __device__ __forceinline__ uint32_t scale_group(const qargs &a, const float (&v)
     return sat;
 }
 
-/* Kernels v4-v6 under vLLM's dividing rules (a.divide_hw): the V codes of a group of an 8-bit
- * format F by divide_fast.cuh, stored at dst with one vector store, where its form applies (the
- * tile's scale in divide_fast_scale_ok's range, every element finite: tile_finite says so of the
- * whole tile, else each element is tested). Returns 1 with *sat raised by the clipped count
- * (a.counters only), or 0 with nothing stored: the caller takes scale_group's exact path. */
+/* The V codes of a group of finite elements v of an 8-bit format F under vLLM's dividing rules, by
+ * divide_fast.cuh with the tile's multipliers d (whose scale divide_fast_scale_ok takes), stored
+ * at dst with one vector store; *sat raised by the clipped count (a.counters only). */
+template <int F, int V>
+__device__ __forceinline__ void divide_codes_store(const qargs &a, const float (&v)[V], const divide_scale &d,
+                                                   uint8_t *dst, uint32_t *sat)
+{
+    static_assert(V % 4 == 0 && (F == FPSIM_E4M3 || F == FPSIM_E5M2), "divide_codes4: 8-bit codes, four at a time");
+    uint32_t c[V / 4];
+#pragma unroll
+    for (int q = 0; q < V / 4; q++)
+        c[q] = divide_codes4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3], d, a.fp8max, F == FPSIM_E5M2,
+                             a.counters != NULL, sat);
+    store_code_words<F, V>(c, dst);
+}
+
+/* Kernels v4-v6 under vLLM's dividing rules (a.divide_hw): divide_codes_store where its form
+ * applies (the tile's scale in divide_fast_scale_ok's range, every element finite: tile_finite
+ * says so of the whole tile, else each element is tested). Returns 1 with the codes stored, or 0
+ * with nothing stored: the caller takes scale_group's exact path. */
 template <int F, int V>
 __device__ __forceinline__ int divide_store_group(const qargs &a, const float (&v)[V], const tile_scale &ts,
                                                   int tile_finite, uint8_t *dst, uint32_t *sat)
@@ -86,7 +101,6 @@ __device__ __forceinline__ int divide_store_group(const qargs &a, const float (&
     if constexpr (F != FPSIM_E4M3 && F != FPSIM_E5M2) {
         return 0;
     } else {
-        static_assert(V % 4 == 0, "divide_codes4 takes the elements four at a time");
         if (!a.divide_hw || !divide_fast_scale_ok(ts.inv)) return 0;
         if (!tile_finite) {
             int finite = 1;
@@ -94,13 +108,7 @@ __device__ __forceinline__ int divide_store_group(const qargs &a, const float (&
             for (int j = 0; j < V; j++) finite &= isfinite(v[j]);
             if (!finite) return 0;
         }
-        const divide_scale d = divide_scale_of(ts.inv);
-        uint32_t c[V / 4];
-#pragma unroll
-        for (int q = 0; q < V / 4; q++)
-            c[q] = divide_codes4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3], d, a.fp8max, F == FPSIM_E5M2,
-                                 a.counters != NULL, sat);
-        store_code_words<F, V>(c, dst);
+        divide_codes_store<F, V>(a, v, divide_scale_of(ts.inv), dst, sat);
         return 1;
     }
 }

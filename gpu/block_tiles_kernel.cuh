@@ -77,7 +77,33 @@ __device__ __forceinline__ uint32_t tile_max(uint32_t m, uint32_t (*slots)[lay::
     return m;
 }
 
-template <int F, int FULL, int BF16, int T, int WIDE>
+/* Whether kernel v6 has a dividing instance for block FP8 128x128 under vLLM's rules (1, the
+ * default: block_tiles_kernel's DIV) or codes those tiles in its one instance through
+ * divide_store_group (0, the kernel of runs 211-214). */
+#ifndef FPSIM_GPU_V6_DIVIDE
+#define FPSIM_GPU_V6_DIVIDE 1
+#endif
+
+/* A group of V elements of a tile that divide_fast.cuh codes (div_tile), by divide_codes_store with
+ * the tile's multipliers d; 0, with nothing stored, elsewhere and in the instances without it
+ * (DIVF = 0). */
+template <int DIVF, int F, int V>
+__device__ __forceinline__ int divide_tile_group(const qargs &a, const float (&v)[V], const divide_scale &d,
+                                                 int div_tile, uint8_t *dst, uint32_t *sat)
+{
+    if constexpr (DIVF) {
+        if (div_tile) {
+            divide_codes_store<F, V>(a, v, d, dst, sat);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* DIV: 1 for the block FP8 instance that codes vLLM's dividing rules (a.divide_hw) by
+ * divide_fast.cuh, with each tile's multipliers computed once and no multiplying path; 0 for
+ * every other instance. */
+template <int F, int FULL, int BF16, int T, int WIDE, int DIV = 0>
 __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WIDE ? 2 : 1) block_tiles_kernel(qargs a, uint32_t rows,
                                                                                            uint32_t cols)
 {
@@ -155,7 +181,12 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
             ts = scale_of_tile<KIND>(a, am, tv);
         int plain = !a.divides; /* a dividing rule's elements take scale_group's exact path */
         if (KIND == FPSIM_KIND_MX) ts.mult = mx_plain_mult(ts.code, a.rule, a.ao, &plain);
-        const int fast = !clamp6 && tile_is_fast(a.fast_mode, raw, plain, ts.mult, elem_max);
+        const int fast = !DIV && !clamp6 && tile_is_fast(a.fast_mode, raw, plain, ts.mult, elem_max);
+        /* DIV: a finite tile whose scale divide_fast_scale_ok takes, coded by divide_fast.cuh */
+        constexpr int DIVF = DIV && KIND == FPSIM_KIND_FP8_BLOCK && (F == FPSIM_E4M3 || F == FPSIM_E5M2);
+        const int div_tile = DIVF && raw < FPSIM_F32_INF_BITS && divide_fast_scale_ok(ts.inv);
+        divide_scale dsc = {};
+        if (DIVF) dsc = divide_scale_of(ts.inv);
         const uint32_t tile_row = r0 / T, tile_col = (c0 - (uint32_t)lay::col(t)) / T + (uint32_t)my_tile;
         uint32_t sat = 0;
 #pragma unroll
@@ -174,7 +205,9 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
                 uint32_t c[code_words<F, V>::W];
                 fast_codes<F, V>(y, es, c);
                 store_code_words<F, V>(c, row);
-            } else if (KIND != FPSIM_KIND_FP8_BLOCK ||
+            } else if (divide_tile_group<DIVF, F, V>(a, v, dsc, div_tile, row, &sat)) {
+                /* stored */
+            } else if (KIND != FPSIM_KIND_FP8_BLOCK || DIV || FPSIM_GPU_V6_DIVIDE ||
                        !divide_store_group<F, V>(a, v, ts, raw < FPSIM_F32_INF_BITS, row, &sat)) {
                 /* Kernel v4's element arithmetic: scale_group (block_rows_kernel.cuh). */
                 sat += scale_group<V, KIND>(a, v, y, ts, plain, clamp6, elem_max);
@@ -202,10 +235,10 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
 
 typedef void (*block_tiles_kernel_fn)(qargs, uint32_t, uint32_t);
 
-template <int F, int T, int WIDE> block_tiles_kernel_fn block_tiles_kernel_of3(int full, int bf16)
+template <int F, int T, int WIDE, int DIV = 0> block_tiles_kernel_fn block_tiles_kernel_of3(int full, int bf16)
 {
-    if (full) return bf16 ? block_tiles_kernel<F, 1, 1, T, WIDE> : block_tiles_kernel<F, 1, 0, T, WIDE>;
-    return bf16 ? block_tiles_kernel<F, 0, 1, T, WIDE> : block_tiles_kernel<F, 0, 0, T, WIDE>;
+    if (full) return bf16 ? block_tiles_kernel<F, 1, 1, T, WIDE, DIV> : block_tiles_kernel<F, 1, 0, T, WIDE, DIV>;
+    return bf16 ? block_tiles_kernel<F, 0, 1, T, WIDE, DIV> : block_tiles_kernel<F, 0, 0, T, WIDE, DIV>;
 }
 
 /* The wide variant (region width 64 V) for T <= 32 when wide is set, else 128 columns. */
@@ -214,6 +247,13 @@ template <int F, int T> block_tiles_kernel_fn block_tiles_kernel_of(int full, in
     if constexpr (T <= 32)
         if (wide) return block_tiles_kernel_of3<F, T, 1>(full, bf16);
     return block_tiles_kernel_of3<F, T, 0>(full, bf16);
+}
+
+/* Block FP8 128x128: the dividing instance where divide_hw (and FPSIM_GPU_V6_DIVIDE). */
+template <int F> block_tiles_kernel_fn block_tiles_fp8_block_of(int full, int bf16, int divide_hw)
+{
+    if (divide_hw && FPSIM_GPU_V6_DIVIDE) return block_tiles_kernel_of3<F, 128, 0, 1>(full, bf16);
+    return block_tiles_kernel_of3<F, 128, 0>(full, bf16);
 }
 
 /* Region width of kernel v6 for tile side T: the wide variant where cols allows it. */
@@ -228,8 +268,9 @@ inline unsigned block_tiles_kernel_threads(int side) { return side == 128 ? 512u
 
 /* The v6 kernel for scheme kind, square tile side `side` and element spec es (RNE), or NULL.
  * Instantiated only for the 2D tiles each kind has: NVFP4 16x16 (E2M1), MX 32x32 (E4M3, E5M2,
- * E2M3, E3M2, E2M1), block FP8 128x128 (E4M3, E5M2). */
-inline block_tiles_kernel_fn block_tiles_kernel_pick(const fpsim_spec *es, int kind, int side, int bf16, int wide)
+ * E2M3, E3M2, E2M1), block FP8 128x128 (E4M3, E5M2). divide_hw: qargs.divide_hw. */
+inline block_tiles_kernel_fn block_tiles_kernel_pick(const fpsim_spec *es, int kind, int side, int bf16, int wide,
+                                                     int divide_hw)
 {
     const int full = fpsim_spec_full_rules(es) != 0;
     if (es->round != FPSIM_RNE) return NULL;
@@ -244,8 +285,8 @@ inline block_tiles_kernel_fn block_tiles_kernel_pick(const fpsim_spec *es, int k
         if (f == FPSIM_E2M1 && fpsim_elem_fixed_matches<FPSIM_E2M1>(es)) return block_tiles_kernel_of<FPSIM_E2M1, 32>(full, bf16, wide);
     }
     if (kind == FPSIM_KIND_FP8_BLOCK && side == 128) {
-        if (f == FPSIM_E4M3 && fpsim_elem_fixed_matches<FPSIM_E4M3>(es)) return block_tiles_kernel_of<FPSIM_E4M3, 128>(full, bf16, wide);
-        if (f == FPSIM_E5M2 && fpsim_elem_fixed_matches<FPSIM_E5M2>(es)) return block_tiles_kernel_of<FPSIM_E5M2, 128>(full, bf16, wide);
+        if (f == FPSIM_E4M3 && fpsim_elem_fixed_matches<FPSIM_E4M3>(es)) return block_tiles_fp8_block_of<FPSIM_E4M3>(full, bf16, divide_hw);
+        if (f == FPSIM_E5M2 && fpsim_elem_fixed_matches<FPSIM_E5M2>(es)) return block_tiles_fp8_block_of<FPSIM_E5M2>(full, bf16, divide_hw);
     }
     return NULL;
 }

@@ -70,20 +70,17 @@ __device__ __forceinline__ int divide_side_of(float ax, float sf, float m)
  * format's spacing at M: M is an odd multiple of s/2 = 2^h and |hi| in its binade (powers of two
  * are codes), so M is |hi| with the bits of weight below 2^h cleared: 22 - MB of them in the
  * normal range (MB mantissa bits), 22 - MB + (EMIN - E) for E, the binade's exponent, below the
- * least normal 2^EMIN, where the spacing stays 2^(EMIN - MB). Then as divide_side_of: M's float32
- * spacing u is 2^(E - 23) above, and below too unless M is a power of two (the least midpoint,
- * half the least subnormal), where it is u / 2; RN(t) == M, a tie of the cast taken to the even
- * code, for e = |x| - M sf in [-sf u- / 2, sf u / 2] (M's significand is even). */
+ * least normal 2^EMIN, where the spacing stays 2^(EMIN - MB). M has an even significand (it is a
+ * power of two at the least midpoint, half the least subnormal) and lies within 2^-19 of |t|, so
+ * divide_side_of places RN(t) against it: above rounds up, and RN(t) == M, a tie of the cast, goes
+ * to the even code, up only where lo's code is odd. */
 __device__ __forceinline__ uint32_t divide_rounds_up(float x, float hi, float sf, uint32_t odd, int e5m2)
 {
     const uint32_t hb = __float_as_uint(hi) & 0x7FFFFFFFu, eb = hb >> 23;
     const int mbits = e5m2 ? 2 : 3, emin_b = e5m2 ? 127 - 14 : 127 - 6;
     const int below = max(22 - mbits, 22 - mbits + emin_b - (int)eb);
-    const uint32_t mb = hb & (0xFFFFFFFFu << below);
-    const float half_up = __fmul_rn(sf, __uint_as_float((eb - 24u) << 23));
-    const float half_down = (mb & 0x7FFFFFu) ? half_up : __fmul_rn(half_up, 0.5f);
-    const float e = __fmaf_rn(-__uint_as_float(mb), sf, fabsf(x));
-    return (uint32_t)(e > half_up || (odd && e >= -half_down));
+    const int side = divide_side_of(fabsf(x), sf, __uint_as_float(hb & (0xFFFFFFFFu << below)));
+    return (uint32_t)(side > 0 || (odd && side == 0));
 }
 
 /* The codes of four elements x[0..3] (byte k: element k, sign included) under the tile's scale;

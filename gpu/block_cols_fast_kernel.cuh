@@ -138,6 +138,14 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
 #ifndef FPSIM_GPU_COLS_V8_SR_JU_EXACT
 #define FPSIM_GPU_COLS_V8_SR_JU_EXACT 2
 #endif
+/* The dividing instance (DIV = 1, vLLM's rules on block FP8): columns per iteration of its column
+ * loop, NC (4 for bf16, unrolled: the kernel of runs 212-215) or fewer in a rolled loop. Run 215's
+ * profile of the unrolled form: 17.4 instructions per element, as the rowwise kernel (16.8, at 87%
+ * of copy), but 19% of the stall samples waiting for instructions (the rowwise kernel: 10%): four
+ * copies of the column code with its straddle loops. */
+#ifndef FPSIM_GPU_COLS_V8_JU_DIV
+#define FPSIM_GPU_COLS_V8_JU_DIV 4
+#endif
 
 /* rhtsum=mma: a warp's rotated 128 x 16 tile, BF16, one 512-byte run per row group (row group rg,
  * its 16 columns c, 32 bytes each: 16 outputs). */
@@ -582,14 +590,16 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
          * (83.8-85.9 -> 82.2-84.4%), so they store column by column. */
         constexpr int PASS_STORES = FP4;
         uint32_t sat_sum = 0, zero_tiles = 0, codes4 = 0;
-        /* ROLLED: the column code of SR or the exact RHT (Philox, the RHT's FP32 and FP64 forms),
+        /* ROLLED: the column code of SR, the exact RHT (Philox, the RHT's FP32 and FP64 forms) or
+         * the dividing rules where FPSIM_GPU_COLS_V8_JU_DIV says so (a loop over the straddled
+         * elements in each group of four),
          * which until run 168 ran as a rolled loop, one column per iteration: four copies had
          * overflowed the instruction cache (ncu, run 36: "no instruction" was the main stall; 24K
          * instructions per kernel). These kernels take neither the 8-byte reads (L64) nor the
          * nearest-even kernels' pair forms; one column an iteration, they read each column's words
          * from shared memory again. Rolling the rhtsum=mma nearest-even loop too measured slower
          * (run 60). */
-        constexpr int ROLLED = SR || RHT == COLS_V8_RHT_EXACT;
+        constexpr int ROLLED = SR || RHT == COLS_V8_RHT_EXACT || (DIV == 1 && FPSIM_GPU_COLS_V8_JU_DIV < NC);
         /* columns unrolled together: NC, or SR_JU for SR (FPSIM_GPU_COLS_V8_SR_JU*), and
          * FPSIM_GPU_COLS_V8_JU_EXACT_RNE (2) for the exact RHT without SR. With JU = NC the outer
          * loop runs once; the same arithmetic as one loop over j, but this form measured NVFP4 cols
@@ -599,9 +609,10 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
                               : MMA ? FPSIM_GPU_COLS_V8_SR_JU_MMA
                               : DUAL ? FPSIM_GPU_COLS_V8_SR_JU_DUAL
                                      : FPSIM_GPU_COLS_V8_SR_JU;
-        constexpr int JU = !ROLLED ? NC
-                           : SR    ? (SR_JU < NC ? SR_JU : NC)
-                                   : (FPSIM_GPU_COLS_V8_JU_EXACT_RNE < NC ? FPSIM_GPU_COLS_V8_JU_EXACT_RNE : NC);
+        constexpr int JU = !ROLLED  ? NC
+                           : SR     ? (SR_JU < NC ? SR_JU : NC)
+                           : DIV == 1 ? FPSIM_GPU_COLS_V8_JU_DIV
+                                    : (FPSIM_GPU_COLS_V8_JU_EXACT_RNE < NC ? FPSIM_GPU_COLS_V8_JU_EXACT_RNE : NC);
         static_assert(NC % JU == 0, "whole iterations of the column loop");
 #pragma unroll 1
         for (int jo = 0; jo < NC; jo += JU) {

@@ -142,9 +142,11 @@ inline uint32_t block_cols_fast_group(int format, int bf16)
  * loop, NC (4 for bf16, unrolled: the kernel of runs 212-215) or fewer in a rolled loop. Run 215's
  * profile of the unrolled form: 17.4 instructions per element, as the rowwise kernel (16.8, at 87%
  * of copy), but 19% of the stall samples waiting for instructions (the rowwise kernel: 10%): four
- * copies of the column code with its straddle loops. */
+ * copies of the column code with its straddle loops. Run 216 (H100, probes against 4): `vllm-cuda`
+ * cols from bf16 72.1-72.3 -> 75.3-75.5% of copy with 2 (one bf16 word's columns, 118
+ * registers), 70.8-71.0% with 1 (98). */
 #ifndef FPSIM_GPU_COLS_V8_JU_DIV
-#define FPSIM_GPU_COLS_V8_JU_DIV 4
+#define FPSIM_GPU_COLS_V8_JU_DIV 2
 #endif
 
 /* rhtsum=mma: a warp's rotated 128 x 16 tile, BF16, one 512-byte run per row group (row group rg,

@@ -83,13 +83,6 @@ __device__ __forceinline__ uint32_t tile_max(uint32_t m, uint32_t (*slots)[lay::
 #ifndef FPSIM_GPU_V6_DIVIDE
 #define FPSIM_GPU_V6_DIVIDE 1
 #endif
-/* Whether that dividing instance loads its next region before coding this one (PIPE below), in one
- * CTA of 512 threads an SM with up to 128 registers (1), or keeps the multiplying instances' form,
- * two CTAs of 64 registers without it (0). Run 216's profile of the latter: 27% of the stall
- * samples at the tile's barrier, right after the loads. */
-#ifndef FPSIM_GPU_V6_DIV_PIPE
-#define FPSIM_GPU_V6_DIV_PIPE 0
-#endif
 
 /* A group of V elements of a tile that divide_fast.cuh codes (div_tile), by divide_codes_store with
  * the tile's multipliers d; 0, with nothing stored, elsewhere and in the instances without it
@@ -111,8 +104,7 @@ __device__ __forceinline__ int divide_tile_group(const qargs &a, const float (&v
  * divide_fast.cuh, with each tile's multipliers computed once and no multiplying path; 0 for
  * every other instance. */
 template <int F, int FULL, int BF16, int T, int WIDE, int DIV = 0>
-__global__ void __launch_bounds__(T == 128 ? 512 : 256,
-                                  (T == 128 && BF16 && !(DIV && FPSIM_GPU_V6_DIV_PIPE)) || WIDE ? 2 : 1)
+__global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WIDE ? 2 : 1)
     block_tiles_kernel(qargs a, uint32_t rows, uint32_t cols)
 {
     constexpr int V = BF16 ? 8 : 4;
@@ -143,11 +135,12 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256,
             dst[k] = __ldcs(reinterpret_cast<const uint4 *>(a.x) + e / V);
         }
     };
-    /* PIPE (tiles of 32 and less, 256-thread CTAs of 128 registers; FPSIM_GPU_V6_DIV_PIPE): the
-     * next region's loads are issued before this region's barrier and arithmetic, so a CTA always
-     * has loads in flight (run 40: the MX 32x32 kernel had waited at its barriers with 42% of its
-     * issue slots used). */
-    constexpr int PIPE = T <= 32 || (DIV && FPSIM_GPU_V6_DIV_PIPE);
+    /* PIPE (tiles of 32 and less, 256-thread CTAs of 128 registers): the next region's loads are
+     * issued before this region's barrier and arithmetic, so a CTA always has loads in flight
+     * (run 40: the MX 32x32 kernel had waited at its barriers with 42% of its issue slots used).
+     * The 128x128 dividing instance measured slower that way, in one CTA of 512 threads an SM
+     * (run 217: 80 -> 66% of copy). */
+    constexpr int PIPE = T <= 32;
     uint4 w[lay::K];
     if (PIPE && blockIdx.x < nreg) load_region(blockIdx.x, w);
     int buf = 0;

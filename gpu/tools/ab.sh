@@ -17,7 +17,9 @@ rounds=${2:-3}
 case "$rounds" in
 '' | *[!0-9]* | 0) echo "ab.sh: ROUNDS must be a positive integer, not '$rounds'" >&2; exit 2 ;;
 esac
-# H: the bundle's build, or one a call before on the same (warm) machine unpacked
+# H: the bundle's build, or build-devonly/fpsim-device as it is there: unpacked by a call before on
+# the same (warm) machine, or carried alone (carry [".carry", "build-devonly/fpsim-device"]: without
+# the 25 MB bundle, two probes fit the 64 MiB carry; runs 216-217)
 [ -f .carry/bundle.tar.gz ] || [ -x build-devonly/fpsim-device ] ||
     { echo "ab.sh: no .carry/bundle.tar.gz (run gpu/tools/device_final.sh pack first)" >&2; exit 2; }
 for b in $probes; do

@@ -592,10 +592,9 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
          * (83.8-85.9 -> 82.2-84.4%), so they store column by column. */
         constexpr int PASS_STORES = FP4;
         uint32_t sat_sum = 0, zero_tiles = 0, codes4 = 0;
-        /* ROLLED: the column code of SR, the exact RHT (Philox, the RHT's FP32 and FP64 forms) or
-         * the dividing rules where FPSIM_GPU_COLS_V8_JU_DIV says so (a loop over the straddled
-         * elements in each group of four),
-         * which until run 168 ran as a rolled loop, one column per iteration: four copies had
+        /* ROLLED: the column code of SR or the exact RHT (Philox, the RHT's FP32 and FP64 forms),
+         * and of the dividing rules where FPSIM_GPU_COLS_V8_JU_DIV says so (run 216). SR and the
+         * RHT's code ran until run 168 as a rolled loop, one column per iteration: four copies had
          * overflowed the instruction cache (ncu, run 36: "no instruction" was the main stall; 24K
          * instructions per kernel). These kernels take neither the 8-byte reads (L64) nor the
          * nearest-even kernels' pair forms; one column an iteration, they read each column's words

@@ -785,8 +785,9 @@ static fpsim_status quantize_dev(fpsim_gpu_qbuf *out, const fpsim_scheme *s, con
     else
         kernel = a.bf16 ? block_quantize_kernel<32, 1, 256> : block_quantize_kernel<32, 0, 256>;
 
-    /* vLLM's rules divide each element by the scale. Kernels v4-v6 code a tile by divide_fast.cuh
-     * where its form applies (divide_store_group), else by scale_group's exact division; v7 and v8
+    /* vLLM's rules divide each element by the scale. Kernels v4 and v5 code a tile by
+     * divide_fast.cuh where its form applies (divide_store_group), else by scale_group's exact
+     * division; v6 has a dividing instance for a.divide_hw and divides exactly otherwise; v7 and v8
      * take these rules only where the form applies to the spec (a.divide_hw: needs_fdiv is 0). */
     const int needs_fdiv = a.divides && !a.divide_hw;
 

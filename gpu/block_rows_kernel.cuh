@@ -90,7 +90,7 @@ __device__ __forceinline__ void divide_codes_store(const qargs &a, const float (
     store_code_words<F, V>(c, dst);
 }
 
-/* Kernels v4-v6 under vLLM's dividing rules (a.divide_hw): divide_codes_store where its form
+/* Kernels v4 and v5 under vLLM's dividing rules (a.divide_hw): divide_codes_store where its form
  * applies (the tile's scale in divide_fast_scale_ok's range, every element finite: tile_finite
  * says so of the whole tile, else each element is tested). Returns 1 with the codes stored, or 0
  * with nothing stored: the caller takes scale_group's exact path. */

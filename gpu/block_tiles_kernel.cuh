@@ -77,13 +77,6 @@ __device__ __forceinline__ uint32_t tile_max(uint32_t m, uint32_t (*slots)[lay::
     return m;
 }
 
-/* Whether kernel v6 has a dividing instance for block FP8 128x128 under vLLM's rules (1, the
- * default: block_tiles_kernel's DIV) or codes those tiles in its one instance through
- * divide_store_group (0, the kernel of runs 211-214). */
-#ifndef FPSIM_GPU_V6_DIVIDE
-#define FPSIM_GPU_V6_DIVIDE 1
-#endif
-
 /* A group of V elements of a tile that divide_fast.cuh codes (div_tile), by divide_codes_store with
  * the tile's multipliers d; 0, with nothing stored, elsewhere and in the instances without it
  * (DIVF = 0). */
@@ -209,9 +202,9 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
                 store_code_words<F, V>(c, row);
             } else if (divide_tile_group<DIVF, F, V>(a, v, dsc, div_tile, row, &sat)) {
                 /* stored */
-            } else if (KIND != FPSIM_KIND_FP8_BLOCK || DIV || FPSIM_GPU_V6_DIVIDE ||
-                       !divide_store_group<F, V>(a, v, ts, raw < FPSIM_F32_INF_BITS, row, &sat)) {
-                /* Kernel v4's element arithmetic: scale_group (block_rows_kernel.cuh). */
+            } else {
+                /* Kernel v4's element arithmetic: scale_group (block_rows_kernel.cuh); a dividing
+                 * rule's tiles here divide (the instances other than DIV's see no divide_hw) */
                 sat += scale_group<V, KIND>(a, v, y, ts, plain, clamp6, elem_max);
                 round_store_group<F, FPSIM_RNE, FULL, V>(y, nullptr, es, row);
             }
@@ -251,10 +244,11 @@ template <int F, int T> block_tiles_kernel_fn block_tiles_kernel_of(int full, in
     return block_tiles_kernel_of3<F, T, 0>(full, bf16);
 }
 
-/* Block FP8 128x128: the dividing instance where divide_hw (and FPSIM_GPU_V6_DIVIDE). */
+/* Block FP8 128x128: the dividing instance where divide_hw (before run 215, one instance coded those
+ * tiles through divide_store_group, 5 points slower). */
 template <int F> block_tiles_kernel_fn block_tiles_fp8_block_of(int full, int bf16, int divide_hw)
 {
-    if (divide_hw && FPSIM_GPU_V6_DIVIDE) return block_tiles_kernel_of3<F, 128, 0, 1>(full, bf16);
+    if (divide_hw) return block_tiles_kernel_of3<F, 128, 0, 1>(full, bf16);
     return block_tiles_kernel_of3<F, 128, 0>(full, bf16);
 }
 

@@ -134,25 +134,62 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
      * The 128x128 dividing instance measured slower that way, in one CTA of 512 threads an SM
      * (run 217: 80 -> 66% of copy). */
     constexpr int PIPE = T <= 32;
+    /* STAGE (probe): the 128x128 bf16 instances copy their next region into shared memory
+     * (cp.async, each thread its own K vectors, read back by itself: no barrier) while the current
+     * one is coded, keeping two CTAs of 64 registers an SM. */
+#ifndef FPSIM_GPU_V6_STAGE
+#define FPSIM_GPU_V6_STAGE 0
+#endif
+    constexpr int STAGE = FPSIM_GPU_V6_STAGE && T == 128 && BF16;
+    __shared__ __align__(16) uint4 stage[STAGE ? lay::K : 1][STAGE ? lay::THREADS : 1];
+    auto stage_region = [&](uint32_t rg) {
+        const uint32_t q0 = (rg / nrc) * T, p0 = (rg % nrc) * lay::RW + (uint32_t)lay::col(t);
+#pragma unroll
+        for (int k = 0; k < lay::K; k++) {
+            const size_t e = (size_t)(q0 + (uint32_t)lay::row(t, k)) * cols + p0;
+            cp_async16(&stage[k][t], reinterpret_cast<const uint4 *>(a.x) + e / V);
+        }
+        cp_async_commit();
+    };
     uint4 w[lay::K];
     if (PIPE && blockIdx.x < nreg) load_region(blockIdx.x, w);
+    if (STAGE && blockIdx.x < nreg) stage_region(blockIdx.x);
     int buf = 0;
     for (uint32_t reg = blockIdx.x; reg < nreg; reg += gridDim.x, buf ^= 1) {
         const uint32_t r0 = (reg / nrc) * T, c0 = (reg % nrc) * lay::RW + (uint32_t)lay::col(t);
-        const uint32_t ahead = reg + (PIPE ? 2u : 1u) * gridDim.x;
+        const uint32_t ahead = reg + (PIPE || STAGE ? 2u : 1u) * gridDim.x;
+#if FPSIM_GPU_V6_LINEPF
+        if (ahead < nreg) { /* a region ahead into L2, one 128-byte line a thread */
+            constexpr int LPR = lay::RW * (BF16 ? 2 : 4) / 128, LINES = T * LPR; /* lines a row, a region */
+#pragma unroll
+            for (int i = t; i < LINES; i += lay::THREADS) {
+                const size_t e = (size_t)((ahead / nrc) * T + (uint32_t)(i / LPR)) * cols + (ahead % nrc) * lay::RW;
+                prefetch_line_l2(static_cast<const char *>(a.x) + e * (BF16 ? 2 : 4) + (i % LPR) * 128);
+            }
+        }
+#else
         if (t < T && ahead < nreg) { /* a region ahead into L2, one row a thread */
             const size_t e = (size_t)((ahead / nrc) * T + (uint32_t)t) * cols + (ahead % nrc) * lay::RW;
             prefetch_l2(static_cast<const char *>(a.x) + e * (BF16 ? 2 : 4), lay::RW * (BF16 ? 2 : 4));
         }
+#endif
         const int more = PIPE && reg + gridDim.x < nreg;
         uint4 wn[lay::K];
         if (more) load_region(reg + gridDim.x, wn);
-        if (!PIPE) load_region(reg, w);
+        if (STAGE) {
+            cp_async_wait<0>();
+#pragma unroll
+            for (int k = 0; k < lay::K; k++) w[k] = stage[k][t];
+        } else if (!PIPE) {
+            load_region(reg, w);
+        }
         /* The tile's max of |x| bits (NaN above Inf): the amax under nan=propagate, and the fast
          * case's test (fast_tile.cuh). */
         uint32_t am = 0;
 #pragma unroll
         for (int k = 0; k < lay::K; k++) am = max(am, BF16 ? raw_max_bf16x8(w[k]) : raw_max_f32x4(w[k]));
+        /* am depends on every w[k], so the shared reads are done before the next copy overwrites them */
+        if (STAGE && reg + gridDim.x < nreg) stage_region(reg + gridDim.x);
         const uint32_t raw = tile_max<lay>(am, warp_max[buf], t, warp, my_tile);
         am = raw;
         /* nan=ignore with a NaN in the region (CTA-uniform, rare): the amax again without NaN. */

@@ -118,10 +118,26 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
     const int clamp6 = KIND == FPSIM_KIND_NVFP4 && a.chain != FPSIM_NVFP4_TE;
     const float elem_max = fpsim_elem_max_dev(a.elem);
     const float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f)); /* NVFP4 TE: S_enc * fp32(1/6) */
-    const uint32_t nrc = cols / lay::RW, nreg = (rows / T) * nrc;
+    const uint32_t nrc = cols / lay::RW, ntr = rows / T;
+    /* A region's place: tile row tr, region column rc. The CTA's regions are blockIdx.x + i
+     * gridDim.x in row-major order; advance() steps one of them to the next without a division
+     * (three run-time divisions a region had cost about 50 of a thread's instructions). */
+    struct region_pos {
+        uint32_t tr, rc;
+    };
+    const uint32_t step_tr = gridDim.x / nrc, step_rc = gridDim.x % nrc;
+    auto advance = [&](region_pos p) {
+        p.rc += step_rc;
+        p.tr += step_tr;
+        if (p.rc >= nrc) {
+            p.rc -= nrc;
+            p.tr++;
+        }
+        return p;
+    };
     /* This thread's K vectors of region rg. */
-    auto load_region = [&](uint32_t rg, uint4 (&dst)[lay::K]) {
-        const uint32_t q0 = (rg / nrc) * T, p0 = (rg % nrc) * lay::RW + (uint32_t)lay::col(t);
+    auto load_region = [&](region_pos rg, uint4 (&dst)[lay::K]) {
+        const uint32_t q0 = rg.tr * T, p0 = rg.rc * lay::RW + (uint32_t)lay::col(t);
 #pragma unroll
         for (int k = 0; k < lay::K; k++) {
             const size_t e = (size_t)(q0 + (uint32_t)lay::row(t, k)) * cols + p0;
@@ -134,16 +150,14 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
      * The 128x128 dividing instance measured slower that way, in one CTA of 512 threads an SM
      * (run 217: 80 -> 66% of copy). */
     constexpr int PIPE = T <= 32;
-    /* STAGE (probe): the 128x128 bf16 instances copy their next region into shared memory
-     * (cp.async, each thread its own K vectors, read back by itself: no barrier) while the current
-     * one is coded, keeping two CTAs of 64 registers an SM. */
-#ifndef FPSIM_GPU_V6_STAGE
-#define FPSIM_GPU_V6_STAGE 0
-#endif
-    constexpr int STAGE = FPSIM_GPU_V6_STAGE && T == 128 && BF16;
+    /* STAGE (the 128x128 bf16 instances, 512-thread CTAs of 64 registers, two an SM): the next
+     * region is copied into shared memory (cp.async; each thread copies its own K vectors and
+     * reads them back itself, so no barrier) while the current one is coded, and the loads are in
+     * flight during the tile-amax barrier and the arithmetic (run 218). */
+    constexpr int STAGE = T == 128 && BF16;
     __shared__ __align__(16) uint4 stage[STAGE ? lay::K : 1][STAGE ? lay::THREADS : 1];
-    auto stage_region = [&](uint32_t rg) {
-        const uint32_t q0 = (rg / nrc) * T, p0 = (rg % nrc) * lay::RW + (uint32_t)lay::col(t);
+    auto stage_region = [&](region_pos rg) {
+        const uint32_t q0 = rg.tr * T, p0 = rg.rc * lay::RW + (uint32_t)lay::col(t);
 #pragma unroll
         for (int k = 0; k < lay::K; k++) {
             const size_t e = (size_t)(q0 + (uint32_t)lay::row(t, k)) * cols + p0;
@@ -152,36 +166,33 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
         cp_async_commit();
     };
     uint4 w[lay::K];
-    if (PIPE && blockIdx.x < nreg) load_region(blockIdx.x, w);
-    if (STAGE && blockIdx.x < nreg) stage_region(blockIdx.x);
+    /* this region, the next and the one after (PIPE and STAGE prefetch that one into L2) */
+    region_pos cur = {blockIdx.x / nrc, blockIdx.x % nrc}, nxt = advance(cur), far = advance(nxt);
+    if (PIPE && cur.tr < ntr) load_region(cur, w);
+    if (STAGE && cur.tr < ntr) stage_region(cur);
     int buf = 0;
-    for (uint32_t reg = blockIdx.x; reg < nreg; reg += gridDim.x, buf ^= 1) {
-        const uint32_t r0 = (reg / nrc) * T, c0 = (reg % nrc) * lay::RW + (uint32_t)lay::col(t);
-        const uint32_t ahead = reg + (PIPE || STAGE ? 2u : 1u) * gridDim.x;
-#if FPSIM_GPU_V6_LINEPF
-        if (ahead < nreg) { /* a region ahead into L2, one 128-byte line a thread */
+    for (; cur.tr < ntr; cur = nxt, nxt = far, far = advance(far), buf ^= 1) {
+        const uint32_t r0 = cur.tr * T, c0 = cur.rc * lay::RW + (uint32_t)lay::col(t);
+        const region_pos ahead = PIPE || STAGE ? far : nxt;
+        /* a region ahead into L2, one 128-byte line a thread (prefetch_l2's bulk form, one row a
+         * thread, had cost a waterfall loop: 8% of the 128x128 kernel's instructions, run 216) */
+        if (ahead.tr < ntr) {
             constexpr int LPR = lay::RW * (BF16 ? 2 : 4) / 128, LINES = T * LPR; /* lines a row, a region */
 #pragma unroll
             for (int i = t; i < LINES; i += lay::THREADS) {
-                const size_t e = (size_t)((ahead / nrc) * T + (uint32_t)(i / LPR)) * cols + (ahead % nrc) * lay::RW;
+                const size_t e = (size_t)(ahead.tr * T + (uint32_t)(i / LPR)) * cols + ahead.rc * lay::RW;
                 prefetch_line_l2(static_cast<const char *>(a.x) + e * (BF16 ? 2 : 4) + (i % LPR) * 128);
             }
         }
-#else
-        if (t < T && ahead < nreg) { /* a region ahead into L2, one row a thread */
-            const size_t e = (size_t)((ahead / nrc) * T + (uint32_t)t) * cols + (ahead % nrc) * lay::RW;
-            prefetch_l2(static_cast<const char *>(a.x) + e * (BF16 ? 2 : 4), lay::RW * (BF16 ? 2 : 4));
-        }
-#endif
-        const int more = PIPE && reg + gridDim.x < nreg;
+        const int more = PIPE && nxt.tr < ntr;
         uint4 wn[lay::K];
-        if (more) load_region(reg + gridDim.x, wn);
+        if (more) load_region(nxt, wn);
         if (STAGE) {
             cp_async_wait<0>();
 #pragma unroll
             for (int k = 0; k < lay::K; k++) w[k] = stage[k][t];
         } else if (!PIPE) {
-            load_region(reg, w);
+            load_region(cur, w);
         }
         /* The tile's max of |x| bits (NaN above Inf): the amax under nan=propagate, and the fast
          * case's test (fast_tile.cuh). */
@@ -189,7 +200,7 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
 #pragma unroll
         for (int k = 0; k < lay::K; k++) am = max(am, BF16 ? raw_max_bf16x8(w[k]) : raw_max_f32x4(w[k]));
         /* am depends on every w[k], so the shared reads are done before the next copy overwrites them */
-        if (STAGE && reg + gridDim.x < nreg) stage_region(reg + gridDim.x);
+        if (STAGE && nxt.tr < ntr) stage_region(nxt);
         const uint32_t raw = tile_max<lay>(am, warp_max[buf], t, warp, my_tile);
         am = raw;
         /* nan=ignore with a NaN in the region (CTA-uniform, rare): the amax again without NaN. */

@@ -3,13 +3,14 @@
 #   here:   bash gpu/tools/device_final.sh pack; cp PROBE_BINARY .carry/fpsim-device-NAME (one per
 #           probe); the device tool runs, with carry [".carry"]:
 #   there:  bash gpu/tools/ab.sh "NAME1 NAME2" [ROUNDS] [CASE...]
-# Each probe first runs `verify --device gpu` (a probe that mismatches is not timed); then ROUNDS
+# Each probe first runs `verify --device gpu` (a probe that mismatches is not timed; AB_VERIFY=0
+# skips that for probes verified before, e.g. an earlier build of main); then ROUNDS
 # rounds (default 3) of `bench quantize --device gpu` over the cases (default: the four kernel-v8
 # schemes), H and the probes in an order that alternates round by round, so that drift in the
 # machine's speed falls on every build alike. Output: $OUT/ab.txt (the summary and every bf16 row),
 # $OUT/verify-NAME.log. Runs 114-118 used per-run scripts of this shape (gpu/results/run108-scripts).
 set -u
-usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
 case "${1:-}" in -h | --help) usage; exit 0 ;; "") usage >&2; exit 2 ;; esac
 cd "$(dirname "$0")/../.."
 probes=$1
@@ -38,6 +39,11 @@ P=$OUT/ab.txt
 t0=$(date +%s)
 timed="H"
 for b in $probes; do
+    if [ "${AB_VERIFY:-1}" = 0 ]; then # a probe verified before (an earlier build of main)
+        echo "verify $b skipped (AB_VERIFY=0)" >> "$P"
+        timed="$timed $b"
+        continue
+    fi
     timeout 120 ".carry/fpsim-device-$b" verify --device gpu > "$OUT/verify-$b.log" 2>&1
     rc=$?
     echo "verify $b rc=$rc ($(( $(date +%s) - t0 )) s) $(tail -1 "$OUT/verify-$b.log")" >> "$P"

@@ -118,26 +118,10 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
     const int clamp6 = KIND == FPSIM_KIND_NVFP4 && a.chain != FPSIM_NVFP4_TE;
     const float elem_max = fpsim_elem_max_dev(a.elem);
     const float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f)); /* NVFP4 TE: S_enc * fp32(1/6) */
-    const uint32_t nrc = cols / lay::RW, ntr = rows / T;
-    /* A region's place: tile row tr, region column rc. The CTA's regions are blockIdx.x + i
-     * gridDim.x in row-major order; advance() steps one of them to the next without a division
-     * (three run-time divisions a region had cost about 50 of a thread's instructions). */
-    struct region_pos {
-        uint32_t tr, rc;
-    };
-    const uint32_t step_tr = gridDim.x / nrc, step_rc = gridDim.x % nrc;
-    auto advance = [&](region_pos p) {
-        p.rc += step_rc;
-        p.tr += step_tr;
-        if (p.rc >= nrc) {
-            p.rc -= nrc;
-            p.tr++;
-        }
-        return p;
-    };
+    const uint32_t nrc = cols / lay::RW, nreg = (rows / T) * nrc;
     /* This thread's K vectors of region rg. */
-    auto load_region = [&](region_pos rg, uint4 (&dst)[lay::K]) {
-        const uint32_t q0 = rg.tr * T, p0 = rg.rc * lay::RW + (uint32_t)lay::col(t);
+    auto load_region = [&](uint32_t rg, uint4 (&dst)[lay::K]) {
+        const uint32_t q0 = (rg / nrc) * T, p0 = (rg % nrc) * lay::RW + (uint32_t)lay::col(t);
 #pragma unroll
         for (int k = 0; k < lay::K; k++) {
             const size_t e = (size_t)(q0 + (uint32_t)lay::row(t, k)) * cols + p0;
@@ -150,57 +134,42 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
      * The 128x128 dividing instance measured slower that way, in one CTA of 512 threads an SM
      * (run 217: 80 -> 66% of copy). */
     constexpr int PIPE = T <= 32;
-    /* STAGE (the 128x128 bf16 instances, 512-thread CTAs of 64 registers, two an SM): the next
-     * region is copied into shared memory (cp.async; each thread copies its own K vectors and
-     * reads them back itself, so no barrier) while the current one is coded, and the loads are in
-     * flight during the tile-amax barrier and the arithmetic (run 218). */
-    constexpr int STAGE = T == 128 && BF16;
-    __shared__ __align__(16) uint4 stage[STAGE ? lay::K : 1][STAGE ? lay::THREADS : 1];
-    auto stage_region = [&](region_pos rg) {
-        const uint32_t q0 = rg.tr * T, p0 = rg.rc * lay::RW + (uint32_t)lay::col(t);
-#pragma unroll
-        for (int k = 0; k < lay::K; k++) {
-            const size_t e = (size_t)(q0 + (uint32_t)lay::row(t, k)) * cols + p0;
-            cp_async16(&stage[k][t], reinterpret_cast<const uint4 *>(a.x) + e / V);
-        }
-        cp_async_commit();
-    };
+    /* LINE_PF (the dividing instance): the region ahead is prefetched into L2 by 128-byte lines, one
+     * plain prefetch a thread. prefetch_l2's bulk form takes warp-uniform operands, which per-thread
+     * rows turn into a loop of 7 instructions a row: 8% of that instance's instructions (run 216).
+     * Run 218 (H100): 128x128 tiles under vLLM's rules 80.7-80.9 -> 86.1-86.4% of the copy, MX
+     * 32x32 unchanged (87.1-87.5 -> 87.3-87.8), the multiplying 128x128 tiles a point slower
+     * (89.2-89.4 -> 88.1-88.2), which therefore keep the bulk form. The same run measured line
+     * prefetch together with the 128x128 bf16 instances staging their next region in shared
+     * memory (cp.async, 32 KB a CTA, two CTAs an SM) and region positions stepped without a
+     * division: slower, 89 -> 83% multiplying and 80.5 -> 74% dividing (not kept). */
+    constexpr int LINE_PF = DIV;
     uint4 w[lay::K];
-    /* this region, the next and the one after (PIPE and STAGE prefetch that one into L2) */
-    region_pos cur = {blockIdx.x / nrc, blockIdx.x % nrc}, nxt = advance(cur), far = advance(nxt);
-    if (PIPE && cur.tr < ntr) load_region(cur, w);
-    if (STAGE && cur.tr < ntr) stage_region(cur);
+    if (PIPE && blockIdx.x < nreg) load_region(blockIdx.x, w);
     int buf = 0;
-    for (; cur.tr < ntr; cur = nxt, nxt = far, far = advance(far), buf ^= 1) {
-        const uint32_t r0 = cur.tr * T, c0 = cur.rc * lay::RW + (uint32_t)lay::col(t);
-        const region_pos ahead = PIPE || STAGE ? far : nxt;
-        /* a region ahead into L2, one 128-byte line a thread (prefetch_l2's bulk form, one row a
-         * thread, had cost a waterfall loop: 8% of the 128x128 kernel's instructions, run 216) */
-        if (ahead.tr < ntr) {
+    for (uint32_t reg = blockIdx.x; reg < nreg; reg += gridDim.x, buf ^= 1) {
+        const uint32_t r0 = (reg / nrc) * T, c0 = (reg % nrc) * lay::RW + (uint32_t)lay::col(t);
+        const uint32_t ahead = reg + (PIPE ? 2u : 1u) * gridDim.x;
+        if (LINE_PF && ahead < nreg) { /* a region ahead into L2, one 128-byte line a thread */
             constexpr int LPR = lay::RW * (BF16 ? 2 : 4) / 128, LINES = T * LPR; /* lines a row, a region */
 #pragma unroll
             for (int i = t; i < LINES; i += lay::THREADS) {
-                const size_t e = (size_t)(ahead.tr * T + (uint32_t)(i / LPR)) * cols + ahead.rc * lay::RW;
+                const size_t e = (size_t)((ahead / nrc) * T + (uint32_t)(i / LPR)) * cols + (ahead % nrc) * lay::RW;
                 prefetch_line_l2(static_cast<const char *>(a.x) + e * (BF16 ? 2 : 4) + (i % LPR) * 128);
             }
+        } else if (!LINE_PF && t < T && ahead < nreg) { /* the same, one row a thread (bulk) */
+            const size_t e = (size_t)((ahead / nrc) * T + (uint32_t)t) * cols + (ahead % nrc) * lay::RW;
+            prefetch_l2(static_cast<const char *>(a.x) + e * (BF16 ? 2 : 4), lay::RW * (BF16 ? 2 : 4));
         }
-        const int more = PIPE && nxt.tr < ntr;
+        const int more = PIPE && reg + gridDim.x < nreg;
         uint4 wn[lay::K];
-        if (more) load_region(nxt, wn);
-        if (STAGE) {
-            cp_async_wait<0>();
-#pragma unroll
-            for (int k = 0; k < lay::K; k++) w[k] = stage[k][t];
-        } else if (!PIPE) {
-            load_region(cur, w);
-        }
+        if (more) load_region(reg + gridDim.x, wn);
+        if (!PIPE) load_region(reg, w);
         /* The tile's max of |x| bits (NaN above Inf): the amax under nan=propagate, and the fast
          * case's test (fast_tile.cuh). */
         uint32_t am = 0;
 #pragma unroll
         for (int k = 0; k < lay::K; k++) am = max(am, BF16 ? raw_max_bf16x8(w[k]) : raw_max_f32x4(w[k]));
-        /* am depends on every w[k], so the shared reads are done before the next copy overwrites them */
-        if (STAGE && nxt.tr < ntr) stage_region(nxt);
         const uint32_t raw = tile_max<lay>(am, warp_max[buf], t, warp, my_tile);
         am = raw;
         /* nan=ignore with a NaN in the region (CTA-uniform, rare): the amax again without NaN. */

@@ -137,9 +137,9 @@ __global__ void __launch_bounds__(T == 128 ? 512 : 256, (T == 128 && BF16) || WI
     /* LINE_PF (the dividing instance): the region ahead is prefetched into L2 by 128-byte lines, one
      * plain prefetch a thread. prefetch_l2's bulk form takes warp-uniform operands, which per-thread
      * rows turn into a loop of 7 instructions a row: 8% of that instance's instructions (run 216).
-     * Run 218 (H100): 128x128 tiles under vLLM's rules 80.7-80.9 -> 86.1-86.4% of the copy, MX
+     * Run 219 (H100): 128x128 tiles under vLLM's rules 80.7-80.9 -> 86.1-86.4% of the copy, MX
      * 32x32 unchanged (87.1-87.5 -> 87.3-87.8), the multiplying 128x128 tiles a point slower
-     * (89.2-89.4 -> 88.1-88.2), which therefore keep the bulk form. The same run measured line
+     * (89.2-89.4 -> 88.1-88.2), which therefore keep the bulk form. Run 218 measured line
      * prefetch together with the 128x128 bf16 instances staging their next region in shared
      * memory (cp.async, 32 KB a CTA, two CTAs an SM) and region positions stepped without a
      * division: slower, 89 -> 83% multiplying and 80.5 -> 74% dividing (not kept). */

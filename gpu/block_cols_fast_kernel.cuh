@@ -440,8 +440,8 @@ __global__ void __launch_bounds__(256, FPSIM_GPU_COLS_V8_MIN_BLOCKS)
             a.tvals[i] = tv[i];
     const float elem_max = fpsim_elem_max_dev(a.elem);
     const float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f)); /* NVFP4 TE: S_enc * fp32(1/6) */
-    __shared__ float4 tab[scale_table_size<KIND>::N];
-    scale_table_fill<KIND, BF16>(tab, a, tv[5]);
+    __shared__ float4 tab[scale_table_size<KIND, BF16, DIV>::N];
+    scale_table_fill<KIND, BF16, DIV>(tab, a, tv[5]);
     const uint32_t lane = threadIdx.x & 31u, rg = lane / CG, cg = lane % CG;
     /* the TL lanes of this lane's tiles: row groups rg & ~(TL-1) .. + TL-1 of column group cg */
     uint32_t tile_mask = 0;

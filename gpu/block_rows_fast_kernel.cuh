@@ -96,15 +96,32 @@ __device__ __forceinline__ uint32_t mx_code_entry(const qargs &a, uint32_t e)
  *  - NVFP4 TE (E4M3 codes): nvfp4_te_scale_finite after its cvt, in place of a decode and an
  *    IEEE division per block (run 39);
  *  - MX (E8M0 codes): fpsim_e8m0_value_dev and mx_plain_mult under the scheme's rule, in place of
- *    their run-time rule branches per block (run 42), and with BF16 inputs the code entries above.
+ *    their run-time rule branches per block (run 42), and with BF16 inputs the code entries above;
+ *  - block FP8 under vLLM's dividing rules from BF16 (DIV = 1): tab[m] = (sf, r-, r+) of the BF16
+ *    amax 1 + m / 128 by scale_of_tile and divide_scale_of, for divide_scale_from_table (128
+ *    entries, run 220).
  * Other kinds have no table. Ends with a barrier: call it where every thread of the CTA arrives. */
-template <int KIND> struct scale_table_size {
-    enum { N = KIND == FPSIM_KIND_NVFP4 || KIND == FPSIM_KIND_MX ? 256 : 1 };
+template <int KIND, int BF16 = 0, int DIV = 0> struct scale_table_size {
+    enum {
+        N = KIND == FPSIM_KIND_NVFP4 || KIND == FPSIM_KIND_MX ? 256
+            : KIND == FPSIM_KIND_FP8_BLOCK && BF16 && DIV == 1 ? 128
+                                                                : 1
+    };
 };
-template <int KIND, int BF16>
+template <int KIND, int BF16, int DIV = 0>
 __device__ __forceinline__ void scale_table_fill(float4 *tab, const qargs &a, float s_dec)
 {
-    if constexpr (KIND == FPSIM_KIND_NVFP4 || KIND == FPSIM_KIND_MX) {
+    if constexpr (KIND == FPSIM_KIND_FP8_BLOCK && BF16 && DIV == 1) {
+        const float tv[6] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f}; /* not read by the block FP8 rules */
+        for (uint32_t m = threadIdx.x; m < 128u; m += blockDim.x) {
+            const float sf = scale_of_tile<KIND>(a, 0x3F800000u | (m << 16), tv).inv;
+            /* entries the table bounds never reach may be out of divide_scale_of's range: unused */
+            const divide_scale d = divide_scale_of(sf);
+            tab[m] = make_float4(d.sf, d.r_lo, d.r_hi, 0.f);
+        }
+        (void)s_dec;
+        __syncthreads();
+    } else if constexpr (KIND == FPSIM_KIND_NVFP4 || KIND == FPSIM_KIND_MX) {
         for (uint32_t c = threadIdx.x; c < 256u; c += blockDim.x) {
             int plain = 1;
             float inv, mult;
@@ -309,6 +326,7 @@ template <int DIV> __device__ __forceinline__ int divide_tiles(const qargs &a)
 struct v7_scale {
     tile_scale ts;
     int plain, fast;
+    divide_scale d; /* vLLM's dividing rules (DIV), a fast tile: its multipliers */
 };
 template <int KIND, int F, int BF16, int OOL = 0, int DIV = -1>
 __device__ __forceinline__ v7_scale scale_tile16(const qargs &a, uint32_t raw, const float (&tv)[6],
@@ -316,6 +334,18 @@ __device__ __forceinline__ v7_scale scale_tile16(const qargs &a, uint32_t raw, c
 {
     v7_scale s;
     s.plain = 1;
+    if constexpr (KIND == FPSIM_KIND_FP8_BLOCK && BF16 && DIV == 1) {
+        /* vLLM's dividing rules from BF16: scale_table_fill's table where its bounds (from the
+         * kernel's arguments alone) hold; the rule itself below for the other tiles */
+        const divide_table_range range =
+            divide_table_bounds(a.eps, a.fp8max, a.fp8scale == FPSIM_FP8B_VLLM_CUDA_UE8M0);
+        s.fast = divide_scale_from_table(raw, range, tab, &s.d);
+        if (s.fast) {
+            s.ts.code = 0;
+            s.ts.inv = s.ts.mult = s.d.sf;
+            return s;
+        }
+    }
     if (KIND == FPSIM_KIND_NVFP4 && raw < FPSIM_F32_INF_BITS)
         s.ts = nvfp4_te_scale_tab(__uint_as_float(raw), te_mul, tab);
     else if (KIND == FPSIM_KIND_MX)
@@ -329,7 +359,10 @@ __device__ __forceinline__ v7_scale scale_tile16(const qargs &a, uint32_t raw, c
     s.fast = tile_is_fast(fast_mode, raw, s.plain, s.ts.mult, elem_max);
     /* vLLM's dividing rules: a finite tile whose scale divide_fast_scale_ok takes is coded by
      * divide_fast.cuh (the clamp before the cast makes any policy of the format saturate) */
-    if (KIND == FPSIM_KIND_FP8_BLOCK && divide_tiles<DIV>(a)) s.fast = raw < FPSIM_F32_INF_BITS && divide_fast_scale_ok(s.ts.inv);
+    if (KIND == FPSIM_KIND_FP8_BLOCK && divide_tiles<DIV>(a)) {
+        s.fast = raw < FPSIM_F32_INF_BITS && divide_fast_scale_ok(s.ts.inv);
+        if (s.fast) s.d = divide_scale_of(s.ts.inv);
+    }
     return s;
 }
 
@@ -355,7 +388,7 @@ __device__ __forceinline__ v7_tile code_tile16_scaled(const qargs &a, const E &e
     if (KIND == FPSIM_KIND_FP8_BLOCK && F != FPSIM_E2M1 && divide_tiles<DIV>(a)) {
         /* vLLM's dividing rules: divide_fast.cuh's codes (a finite tile, its scale in range) */
         if (fast) {
-            const divide_scale d = divide_scale_of(out.ts.inv);
+            const divide_scale &d = s.d;
             uint32_t sat = 0;
 #pragma unroll
             for (int q = 0; q < 4; q++)
@@ -504,8 +537,8 @@ __global__ void __launch_bounds__(256, v7_pipe<F, SR>::value ? 2 : FPSIM_GPU_V7_
     }
     const float elem_max = fpsim_elem_max_dev(a.elem);
     const float te_mul = __fmul_rn(tv[1], __frcp_rn(6.0f)); /* NVFP4 TE: S_enc * fp32(1/6) */
-    __shared__ float4 tab[scale_table_size<KIND>::N];
-    scale_table_fill<KIND, BF16>(tab, a, tv[5]);
+    __shared__ float4 tab[scale_table_size<KIND, BF16, DIV>::N];
+    scale_table_fill<KIND, BF16, DIV>(tab, a, tv[5]);
     const uint32_t lane = threadIdx.x & 31u;
     const uint32_t tile_mask = L <= 1 ? (1u << lane) : (((1u << L) - 1u) << (lane & ~(uint32_t)(L - 1)));
     const uint32_t span = 512u * G; /* elements per warp and pass */

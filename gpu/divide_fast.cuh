@@ -53,6 +53,47 @@ __device__ __forceinline__ divide_scale divide_scale_of(float sf)
     return {sf, __fmul_rn(r, 1.0f - 0x1p-20f), __fmul_rn(r, 1.0f + 0x1p-20f)};
 }
 
+/* A tile's divide_scale from a table, for BF16 inputs (kernels v7 and v8, run 220). A BF16 block
+ * amax is M 2^e with M = 1 + m / 128 (m: its 7 mantissa bits), and each of vLLM's scale rules
+ * (sf = RN(max(amax, eps) / max), its power-of-two rounding up, or eager torch's
+ * max(RN(amax RN(1 / max)), eps)) gives sf(M 2^e) = sf(M) 2^e, and so r-(M 2^e) = r-(M) 2^-e and
+ * r+ alike, wherever no clamp acts and every value stays normal: scaling by a power of two is
+ * exact there and commutes with RN and with the rounding up. The CTA fills tab[m] =
+ * (sf(M), r-(M), r+(M)) once (scale_table_fill, by the per-tile operations themselves), so a tile
+ * takes one shared load and three exponent adds where it took a division and a reciprocal (about
+ * 2 of vLLM columnwise's 17 instructions per element in run 215's profile).
+ *
+ * The table holds for raw in [lo, Inf) and sf >= sf_min (divide_table_bounds): lo is at least
+ * 2^-60 and at least eps (the CUDA op's clamp of amax does nothing), sf_min at least eps (eager
+ * torch's clamp of sf does nothing) and, for the UE8M0 rounding, 2^-32 (its clamp of sf at about
+ * 1e-10 does nothing: the rounded sf is under twice the value rounded, and 2^-33 > 1e-10). With
+ * the table's sf(M) in [2^-16, 2^-4] (max in [64, 65536], eps <= 2^-16, so no clamp acts on
+ * [1, 2) either) and e in [-60, 127], sf lies in [2^-76, 2^124], inside divide_fast_scale_ok, and
+ * r-, r+ in [2^-125, 2^81]: all normal. Elsewhere the caller takes the rule itself. */
+struct divide_table_range {
+    uint32_t lo; /* least raw max of |x| bits the table serves; Inf bits: none */
+    float sf_min;
+};
+__device__ __forceinline__ divide_table_range divide_table_bounds(float eps, float max, int ue8m0)
+{
+    const int usable = max >= 64.0f && max <= 65536.0f && eps <= 0x1p-16f; /* false for a NaN eps */
+    const uint32_t eps_bits = eps > 0.0f ? __float_as_uint(eps) : 0u;
+    const uint32_t lo = eps_bits > (67u << 23) ? eps_bits : (67u << 23); /* 2^-60 */
+    return {usable ? lo : 0x7F800000u, fmaxf(eps, ue8m0 ? 0x1p-32f : 0.0f)};
+}
+/* 1 and *d where the table serves the tile whose BF16 raw max of |x| bits is raw (its low 16 bits
+ * zero); 0 otherwise (then *d is meaningless). */
+__device__ __forceinline__ int divide_scale_from_table(uint32_t raw, const divide_table_range &range,
+                                                       const float4 *tab, divide_scale *d)
+{
+    const float4 t = tab[(raw >> 16) & 0x7Fu];
+    const int e23 = (int)(raw & 0x7F800000u) - 0x3F800000; /* e << 23 */
+    d->sf = __int_as_float(__float_as_int(t.x) + e23);
+    d->r_lo = __int_as_float(__float_as_int(t.y) - e23);
+    d->r_hi = __int_as_float(__float_as_int(t.z) - e23);
+    return raw - range.lo < 0x7F800000u - range.lo && d->sf >= range.sf_min;
+}
+
 /* Where RN(|x| / sf) lies against m, a float32 with an even significand, at least 2^-17 and
  * within 2^-19 of |x| / sf relatively: -1 below, 0 equal, 1 above. */
 __device__ __forceinline__ int divide_side_of(float ax, float sf, float m)
@@ -95,9 +136,10 @@ __device__ __forceinline__ uint32_t divide_codes4(float x0, float x1, float x2, 
         lo[k] = __fmul_rn(x[k], d.r_lo);
         hi[k] = __fmul_rn(x[k], d.r_hi);
     }
-    uint32_t w_lo = __byte_perm(fpsim_hw_cvt_pair(lo[0], lo[1], e5m2), fpsim_hw_cvt_pair(lo[2], lo[3], e5m2), 0x5410u);
-    const uint32_t w_hi =
-        __byte_perm(fpsim_hw_cvt_pair(hi[0], hi[1], e5m2), fpsim_hw_cvt_pair(hi[2], hi[3], e5m2), 0x5410u);
+    /* pairs joined by OR and shift, which ptxas folds into the second cvt (F2FP's merge operand);
+     * the same word through __byte_perm cost a mask per pair and a PRMT (run 221) */
+    uint32_t w_lo = fpsim_hw_cvt_pair(lo[0], lo[1], e5m2) | fpsim_hw_cvt_pair(lo[2], lo[3], e5m2) << 16;
+    const uint32_t w_hi = fpsim_hw_cvt_pair(hi[0], hi[1], e5m2) | fpsim_hw_cvt_pair(hi[2], hi[3], e5m2) << 16;
     /* A midpoint inside some bracket: the code of lo or the next one. One straddled element an
      * iteration, its x and hi picked by selects, so that a warp takes the step once for all of its
      * lanes' straddled elements (two in one group of four are rare: about 10^-4 of the groups of

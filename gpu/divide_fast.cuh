@@ -69,7 +69,9 @@ __device__ __forceinline__ divide_scale divide_scale_of(float sf)
  * 1e-10 does nothing: the rounded sf is under twice the value rounded, and 2^-33 > 1e-10). With
  * the table's sf(M) in [2^-16, 2^-4] (max in [64, 65536], eps <= 2^-16, so no clamp acts on
  * [1, 2) either) and e in [-60, 127], sf lies in [2^-76, 2^124], inside divide_fast_scale_ok, and
- * r-, r+ in [2^-125, 2^81]: all normal. Elsewhere the caller takes the rule itself. */
+ * r-, r+ in [2^-125, 2^81]: all normal. Elsewhere the caller takes the rule itself.
+ * tests/blocks/test_block_props.c checks the law inside these bounds (and its failure without
+ * them) on every positive BF16 amax against the CPU emulator's scales. */
 struct divide_table_range {
     uint32_t lo; /* least raw max of |x| bits the table serves; Inf bits: none */
     float sf_min;

@@ -10,7 +10,9 @@
  *     `history` calls), 1.0 at first;
  *   - NVFP4 SR is unbiased for values whose fraction has 8 bits (TE uses one byte per element);
  *   - the same bits on 1 and 4 threads; exact statistics merging in any order;
- *   - shape rules (torchao requires K % 32, TE pads) and the BF16 input check. */
+ *   - shape rules (torchao requires K % 32, TE pads) and the BF16 input check;
+ *   - vLLM's scale rules scale with the BF16 amax's power of two inside the bounds that the GPU's
+ *     table (gpu/divide_fast.cuh divide_scale_from_table) relies on. */
 #include "fpsim_block.h"
 #include "fpsim_core_types.h"
 #include "test_util.h"
@@ -523,6 +525,73 @@ static void cublas_layouts(void)
     free(x);
 }
 
+/* vLLM's dividing rules give, for a BF16 block amax M 2^e (M in [1, 2)), sf(M 2^e) = sf(M) 2^e and
+ * RN(1 / sf) and its two bracketing multiples scaled by 2^-e alike, wherever amax >= max(2^-60,
+ * eps), sf >= eps and, for the UE8M0 rounding, sf >= 2^-32, given a format max in [64, 65536] and
+ * eps <= 2^-16: the premise of the GPU kernels' scale table (gpu/divide_fast.cuh). Checked on
+ * every positive finite BF16 amax against the CPU emulator's own scales (one block per amax). */
+static float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static void vllm_scale_power_of_two(void)
+{
+    static const char *const schemes[] = {
+        "fp8-block:scale=vllm-cuda",          "fp8-block:scale=vllm-cuda-ue8m0", "fp8-block:scale=vllm-native",
+        "fp8-block:fmt=e5m2,scale=vllm-cuda", "fp8-block:fmt=e5m2,scale=vllm-native",
+        "fp8-block:scale=vllm-cuda,eps=0",    "fp8-block:scale=vllm-native,eps=1.5e-5",
+    };
+    const size_t rows = 0x7F7F, cols = 128; /* row r: BF16 pattern r + 1 as the block's amax */
+    float *x = calloc(rows * cols, sizeof(float));
+    if (!x) {
+        test_fail(&tc, "vllm scale law: out of memory");
+        return;
+    }
+    for (size_t r = 0; r < rows; r++) {
+        x[r * cols] = bits_f32((uint32_t)(r + 1) << 16);
+        x[r * cols + 1 + r % 127] = -0.5f * x[r * cols]; /* a smaller element, of either sign */
+    }
+    for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++) {
+        fpsim_scheme s = scheme(schemes[k]);
+        fpsim_qtensor q;
+        memset(&q, 0, sizeof q);
+        if (fpsim_block_quantize(&q, &s, x, rows, cols, NULL) != FPSIM_OK || q.scols != 1) {
+            test_fail(&tc, "%s: %s", schemes[k], fpsim_last_error());
+            fpsim_qtensor_free(&q);
+            continue;
+        }
+        const float eps = s.eps;
+        const int ue8m0 = strstr(schemes[k], "ue8m0") != NULL;
+        TEST_CHECK(&tc, eps <= 0x1p-16f, "%s: eps %g above the table's 2^-16", schemes[k], (double)eps);
+        const float amax_lo = fmaxf(0x1p-60f, eps), sf_min = fmaxf(eps, ue8m0 ? 0x1p-32f : 0.0f);
+        size_t checked = 0, bad = 0;
+        for (size_t r = 0; r < rows; r++) {
+            const uint32_t bits = (uint32_t)(r + 1) << 16;
+            const float amax = bits_f32(bits);
+            if (amax < amax_lo) continue;
+            const int e = (int)(bits >> 23) - 127;
+            const size_t rm = ((bits & 0x007F0000u) | 0x3F800000u) >> 16; /* M's pattern */
+            const float sf = q.scale_inv[r], sf_m = q.scale_inv[rm - 1];
+            const float sf_law = ldexpf(sf_m, e);
+            if (sf_law < sf_min) continue;
+            const float r_m = 1.0f / sf_m, r = 1.0f / sf;
+            bad += test_f32_bits(sf) != test_f32_bits(sf_law);
+            bad += test_f32_bits(r) != test_f32_bits(ldexpf(r_m, -e));
+            bad += test_f32_bits(r * (1.0f - 0x1p-20f)) != test_f32_bits(ldexpf(r_m * (1.0f - 0x1p-20f), -e));
+            bad += test_f32_bits(r * (1.0f + 0x1p-20f)) != test_f32_bits(ldexpf(r_m * (1.0f + 0x1p-20f), -e));
+            checked++;
+        }
+        test_count(&tc, checked);
+        TEST_CHECK(&tc, bad == 0 && checked > 128 * 128, "%s: %zu mismatches over %zu BF16 amaxes: the power-of-two law fails",
+                   schemes[k], bad, checked);
+        fpsim_qtensor_free(&q);
+    }
+    free(x);
+}
+
 int main(void)
 {
     cublas_layouts();
@@ -533,5 +602,6 @@ int main(void)
     sr_unbiased();
     threads_and_stats();
     shapes_and_inputs();
+    vllm_scale_power_of_two();
     return test_summary(&tc);
 }

@@ -530,13 +530,6 @@ static void cublas_layouts(void)
  * eps), sf >= eps and, for the UE8M0 rounding, sf >= 2^-32, given a format max in [64, 65536] and
  * eps <= 2^-16: the premise of the GPU kernels' scale table (gpu/divide_fast.cuh). Checked on
  * every positive finite BF16 amax against the CPU emulator's own scales (one block per amax). */
-static float bits_f32(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 static void vllm_scale_power_of_two(void)
 {
     static const char *const schemes[] = {
@@ -551,7 +544,7 @@ static void vllm_scale_power_of_two(void)
         return;
     }
     for (size_t r = 0; r < rows; r++) {
-        x[r * cols] = bits_f32((uint32_t)(r + 1) << 16);
+        x[r * cols] = test_f32_from_bits((uint32_t)(r + 1) << 16);
         x[r * cols + 1 + r % 127] = -0.5f * x[r * cols]; /* a smaller element, of either sign */
     }
     for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++) {
@@ -570,18 +563,18 @@ static void vllm_scale_power_of_two(void)
         size_t checked = 0, bad = 0;
         for (size_t r = 0; r < rows; r++) {
             const uint32_t bits = (uint32_t)(r + 1) << 16;
-            const float amax = bits_f32(bits);
+            const float amax = test_f32_from_bits(bits);
             if (amax < amax_lo) continue;
             const int e = (int)(bits >> 23) - 127;
             const size_t rm = ((bits & 0x007F0000u) | 0x3F800000u) >> 16; /* M's pattern */
             const float sf = q.scale_inv[r], sf_m = q.scale_inv[rm - 1];
             const float sf_law = ldexpf(sf_m, e);
             if (sf_law < sf_min) continue;
-            const float r_m = 1.0f / sf_m, r = 1.0f / sf;
+            const float rcp_m = 1.0f / sf_m, rcp = 1.0f / sf; /* RN(1 / sf), as divide_scale_of */
             bad += test_f32_bits(sf) != test_f32_bits(sf_law);
-            bad += test_f32_bits(r) != test_f32_bits(ldexpf(r_m, -e));
-            bad += test_f32_bits(r * (1.0f - 0x1p-20f)) != test_f32_bits(ldexpf(r_m * (1.0f - 0x1p-20f), -e));
-            bad += test_f32_bits(r * (1.0f + 0x1p-20f)) != test_f32_bits(ldexpf(r_m * (1.0f + 0x1p-20f), -e));
+            bad += test_f32_bits(rcp) != test_f32_bits(ldexpf(rcp_m, -e));
+            bad += test_f32_bits(rcp * (1.0f - 0x1p-20f)) != test_f32_bits(ldexpf(rcp_m * (1.0f - 0x1p-20f), -e));
+            bad += test_f32_bits(rcp * (1.0f + 0x1p-20f)) != test_f32_bits(ldexpf(rcp_m * (1.0f + 0x1p-20f), -e));
             checked++;
         }
         test_count(&tc, checked);

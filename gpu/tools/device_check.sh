@@ -5,7 +5,7 @@
 #           build to time against, e.g. the build of the commit before)
 #   there:  bash gpu/tools/device_check.sh LARGE "NAME..." [ROUNDS] [CASE...]   (carry [".carry"])
 # Steps: device_final.sh run's ctest, verify and large steps (ctest -L gpu; the sample verify;
-# verify --large --only LARGE), then gpu/tools/ab.sh "NAME..." ROUNDS CASE... (the bundled build is
+# verify --large --only W for each word W of LARGE), then gpu/tools/ab.sh "NAME..." ROUNDS CASE... (the bundled build is
 # H there). Output under $OUT: summary.txt ctest.log verify.log verify-large.log, and ab.sh's ab.txt
 # and verify-NAME.log.
 set -u

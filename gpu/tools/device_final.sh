@@ -10,7 +10,8 @@
 #           gpu/device_gemm.sh (verify gemm + fp8-linear-speed), then the exhaustive 2^32 sweep of
 #           the float32 specs named in SWEEP until SECONDS (default 280) have passed since the start.
 #           STEPS="ctest verify gemm sweep" (the default) picks the steps; "large" adds
-#           verify --large of the schemes matching LARGE (default nvfp4), "bench" adds
+#           verify --large of the schemes matching each word of LARGE (default
+#           nvfp4; e.g. LARGE="tile= vllm", one verify per word), "bench" adds
 #           `bench quantize --device gpu --json` (bench.json); "ncu" adds Nsight Compute counters
 #           (ncu.txt) for the kernels matching NCU_KERNEL in the bench cases NCU_CASES.
 # Files under $OUT (at most 8 come back): summary.txt ctest.log verify.log full.log gemm.log
@@ -61,12 +62,17 @@ run() {
         timeout 150 build-devonly/fpsim-device verify --device gpu > "$OUT/verify.log" 2>&1
         echo "verify --device gpu (sample): rc=$? ($(( $(date +%s) - t0 )) s); $(tail -1 "$OUT/verify.log")" >> "$S"
     }
-    # large: verify --large (4096 x 8192 block tensors) of the schemes whose name contains $LARGE
+    # large: verify --large (4096 x 8192 block tensors) of the schemes whose name contains each
+    # word of $LARGE, all into verify-large.log
     has large && {
-        timeout 150 build-devonly/fpsim-device verify --device gpu --large --only "${LARGE:-nvfp4}" \
-            > "$OUT/verify-large.log" 2>&1
-        echo "verify --large --only ${LARGE:-nvfp4}: rc=$? ($(( $(date +%s) - t0 )) s);" \
-            "$(tail -1 "$OUT/verify-large.log")" >> "$S"
+        : > "$OUT/verify-large.log"
+        for only in ${LARGE:-nvfp4}; do
+            echo "== --large --only $only" >> "$OUT/verify-large.log"
+            timeout 150 build-devonly/fpsim-device verify --device gpu --large --only "$only" \
+                >> "$OUT/verify-large.log" 2>&1
+            echo "verify --large --only $only: rc=$? ($(( $(date +%s) - t0 )) s);" \
+                "$(tail -1 "$OUT/verify-large.log")" >> "$S"
+        done
     }
     has bench && {
         timeout 90 build-devonly/fpsim-device bench quantize --device gpu --json > "$OUT/bench.json" 2> "$OUT/bench.err"

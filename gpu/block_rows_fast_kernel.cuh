@@ -98,8 +98,9 @@ __device__ __forceinline__ uint32_t mx_code_entry(const qargs &a, uint32_t e)
  *  - MX (E8M0 codes): fpsim_e8m0_value_dev and mx_plain_mult under the scheme's rule, in place of
  *    their run-time rule branches per block (run 42), and with BF16 inputs the code entries above;
  *  - block FP8 under vLLM's dividing rules from BF16 (DIV = 1): tab[m] = (sf, r-, r+) of the BF16
- *    amax 1 + m / 128 by scale_of_tile and divide_scale_of, for divide_scale_from_table (128
- *    entries, run 220).
+ *    amax 1 + m / 128 by scale_of_tile and divide_scale_of, and the least raw max that entry
+ *    serves (divide_table_floor, from the kernel's arguments alone), for divide_scale_from_table
+ *    (128 entries, run 220).
  * Other kinds have no table. Ends with a barrier: call it where every thread of the CTA arrives. */
 template <int KIND, int BF16 = 0, int DIV = 0> struct scale_table_size {
     enum {
@@ -113,11 +114,13 @@ __device__ __forceinline__ void scale_table_fill(float4 *tab, const qargs &a, fl
 {
     if constexpr (KIND == FPSIM_KIND_FP8_BLOCK && BF16 && DIV == 1) {
         const float tv[6] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f}; /* not read by the block FP8 rules */
+        const divide_table_range range =
+            divide_table_bounds(a.eps, a.fp8max, a.fp8scale == FPSIM_FP8B_VLLM_CUDA_UE8M0);
         for (uint32_t m = threadIdx.x; m < 128u; m += blockDim.x) {
             const float sf = scale_of_tile<KIND>(a, 0x3F800000u | (m << 16), tv).inv;
             /* entries the table bounds never reach may be out of divide_scale_of's range: unused */
             const divide_scale d = divide_scale_of(sf);
-            tab[m] = make_float4(d.sf, d.r_lo, d.r_hi, 0.f);
+            tab[m] = make_float4(d.sf, d.r_lo, d.r_hi, __uint_as_float(divide_table_floor(m, d.sf, range)));
         }
         (void)s_dec;
         __syncthreads();
@@ -335,11 +338,9 @@ __device__ __forceinline__ v7_scale scale_tile16(const qargs &a, uint32_t raw, c
     v7_scale s;
     s.plain = 1;
     if constexpr (KIND == FPSIM_KIND_FP8_BLOCK && BF16 && DIV == 1) {
-        /* vLLM's dividing rules from BF16: scale_table_fill's table where its bounds (from the
-         * kernel's arguments alone) hold; the rule itself below for the other tiles */
-        const divide_table_range range =
-            divide_table_bounds(a.eps, a.fp8max, a.fp8scale == FPSIM_FP8B_VLLM_CUDA_UE8M0);
-        s.fast = divide_scale_from_table(raw, range, tab, &s.d);
+        /* vLLM's dividing rules from BF16: scale_table_fill's table where its bounds hold (one
+         * compare with the entry's least raw); the rule itself below for the other tiles */
+        s.fast = divide_scale_from_table(raw, tab, &s.d);
         if (s.fast) {
             s.ts.code = 0;
             s.ts.inv = s.ts.mult = s.d.sf;

@@ -69,7 +69,10 @@ __device__ __forceinline__ divide_scale divide_scale_of(float sf)
  * 1e-10 does nothing: the rounded sf is under twice the value rounded, and 2^-33 > 1e-10). With
  * the table's sf(M) in [2^-16, 2^-4] (max in [64, 65536], eps <= 2^-16, so no clamp acts on
  * [1, 2) either) and e in [-60, 127], sf lies in [2^-76, 2^124], inside divide_fast_scale_ok, and
- * r-, r+ in [2^-125, 2^81]: all normal. Elsewhere the caller takes the rule itself.
+ * r-, r+ in [2^-125, 2^81]: all normal. Both tests are monotone in e, so for each m they come down
+ * to one least raw (divide_table_floor), which the fill stores beside the entry: a tile tests its
+ * raw against it and nothing else (the bounds themselves, about 12 instructions, were once
+ * recomputed per tile). Elsewhere the caller takes the rule itself.
  * tests/blocks/test_block_props.c checks the law inside these bounds (and its failure without
  * them) on every positive BF16 amax against the CPU emulator's scales. */
 struct divide_table_range {
@@ -83,17 +86,34 @@ __device__ __forceinline__ divide_table_range divide_table_bounds(float eps, flo
     const uint32_t lo = eps_bits > (67u << 23) ? eps_bits : (67u << 23); /* 2^-60 */
     return {usable ? lo : 0x7F800000u, fmaxf(eps, ue8m0 ? 0x1p-32f : 0.0f)};
 }
+/* The least BF16 raw max of |x| bits with mantissa bits m (its low 16 bits zero) that the table
+ * serves, given entry m's scale sf_m = sf(1 + m / 128): the least exponent field e with
+ * raw = e << 23 | m << 16 >= range.lo and sf_m 2^(e - 127) >= range.sf_min; Inf bits where none.
+ * From e >= 67 on (lo >= 2^-60) the entry's exponent add is the exact scaling, as in
+ * divide_scale_from_table. sf_min <= 2^-16 <= sf_m (table bounds), so the second test's least e
+ * lies at or below 127 + the two exponents' difference + 1: one step past it at most. */
+__device__ __forceinline__ uint32_t divide_table_floor(uint32_t m, float sf_m, const divide_table_range &range)
+{
+    if (range.lo >= 0x7F800000u) return 0x7F800000u;
+    const uint32_t mb = m << 16;
+    int e = (int)(range.lo >> 23) + (((range.lo >> 23) << 23 | mb) < range.lo ? 1 : 0);
+    const int e_sf = 127 + (int)((__float_as_uint(range.sf_min) >> 23) & 0xFFu) -
+                     (int)((__float_as_uint(sf_m) >> 23) & 0xFFu); /* sf_m 2^(e_sf - 127): sf_min's binade */
+    e = e > e_sf ? e : e_sf;
+    if (e < 255 && __int_as_float(__float_as_int(sf_m) + ((e - 127) << 23)) < range.sf_min) e++;
+    return e >= 255 ? 0x7F800000u : (uint32_t)e << 23 | mb;
+}
 /* 1 and *d where the table serves the tile whose BF16 raw max of |x| bits is raw (its low 16 bits
- * zero); 0 otherwise (then *d is meaningless). */
-__device__ __forceinline__ int divide_scale_from_table(uint32_t raw, const divide_table_range &range,
-                                                       const float4 *tab, divide_scale *d)
+ * zero); 0 otherwise (then *d is meaningless). tab[m].w holds divide_table_floor's bits. */
+__device__ __forceinline__ int divide_scale_from_table(uint32_t raw, const float4 *tab, divide_scale *d)
 {
     const float4 t = tab[(raw >> 16) & 0x7Fu];
+    const uint32_t floor = __float_as_uint(t.w);
     const int e23 = (int)(raw & 0x7F800000u) - 0x3F800000; /* e << 23 */
     d->sf = __int_as_float(__float_as_int(t.x) + e23);
     d->r_lo = __int_as_float(__float_as_int(t.y) - e23);
     d->r_hi = __int_as_float(__float_as_int(t.z) - e23);
-    return raw - range.lo < 0x7F800000u - range.lo && d->sf >= range.sf_min;
+    return raw - floor < 0x7F800000u - floor; /* floor <= raw < Inf */
 }
 
 /* Where RN(|x| / sf) lies against m, a float32 with an even significand, at least 2^-17 and

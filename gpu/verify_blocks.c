@@ -44,6 +44,10 @@ static const char *const scheme_texts[] = {
     "fp8-block:scale=vllm-cuda", "fp8-block:scale=vllm-native", "fp8-block:tile=128x128,scale=vllm-cuda",
     "fp8-block:scale=vllm-cuda,nan=propagate", "fp8-block:scale=vllm-cuda-ue8m0",
     "fp8-block:scale=vllm-cuda-ue8m0,nan=propagate", "fp8-block:fmt=e5m2,scale=vllm-cuda",
+    /* vLLM's rules under other floors: the BF16 scale table's bounds move with eps (divide_fast.cuh),
+     * and 1e-3 puts every tile off the table */
+    "fp8-block:scale=vllm-cuda,eps=1e-5", "fp8-block:scale=vllm-native,eps=1e-6",
+    "fp8-block:scale=vllm-cuda-ue8m0,eps=0", "fp8-block:scale=vllm-cuda,eps=1e-3",
     /* per-tensor FP8 */
     "fp8-tensor", "fp8-tensor:pow2=1", "fp8-tensor:fmt=e5m2", "fp8-tensor:mode=delayed", "fp8-tensor:mode=torchao",
     "fp8-tensor:mode=torchao,pow2=1", "fp8-tensor:mode=torchao,pow2=1,fmt=e5m2",

@@ -11,7 +11,13 @@
  *    between two codes of the format and for M = max, against the same scales.
  * The test also counts how many of its quotients are midpoints exactly (the ties that the FMA
  * remainder settles) and fails if none are, so a bracket that never straddles cannot pass it
- * vacuously. Without a CUDA device: prints "no CUDA device: skipped" and exits 77. */
+ * vacuously.
+ * It also checks divide_table_floor, the least raw max a scale-table entry serves, against the
+ * table's bounds as divide_fast.cuh states them (usable max and eps, raw >= max(eps, 2^-60),
+ * sf_m 2^e >= sf_min by ldexpf, raw < Inf), on every (mantissa, exponent) pair, for eps, format max and UE8M0
+ * settings at and around each bound and 64 entry scales sf_m in [2^-16, 2^-4) per setting; it
+ * fails if the usable settings are never served or the unusable ones are.
+ * Without a CUDA device: prints "no CUDA device: skipped" and exits 77. */
 #include <cuda_runtime.h>
 #include <float.h>
 #include <stdint.h>
@@ -139,6 +145,49 @@ __global__ void sweep_midpoints(int e5m2, float max, uint32_t ncodes, unsigned l
     }
 }
 
+/* Settings for the table floor sweep: eps, format max, UE8M0 rounding. */
+#define NSETTINGS 16
+__constant__ float setting_eps[NSETTINGS] = {0.0f,     1e-45f,         1e-30f,   1e-10f,
+                                             1e-6f,    1e-5f,          0x1p-16f, 0x1.000002p-16f,
+                                             1e-3f,    0x1p-60f,       0x1.000002p-60f, 0x1.fffffep-61f,
+                                             1e-10f,   1e-10f,         1e-10f,   1e-10f};
+__constant__ float setting_max[NSETTINGS] = {448.0f, 448.0f, 57344.0f, 448.0f, 448.0f, 57344.0f, 448.0f, 448.0f,
+                                             448.0f, 448.0f, 448.0f,   448.0f, 64.0f,  65536.0f, 63.9f,  70000.0f};
+
+/* Thread i: setting i / (2 * 64 * 128), UE8M0 or not, entry scale j, mantissa m; every exponent.
+ * bad: [0] served where the bounds say no or the reverse, [1] served in usable settings,
+ * [2] served in unusable ones, [3] first failing index + 1. */
+__global__ void sweep_table_floor(unsigned long long *bad)
+{
+    const uint32_t n = NSETTINGS * 2u * 64u * 128u;
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const uint32_t m = i % 128u, j = (i / 128u) % 64u, ue8m0 = (i / (128u * 64u)) % 2u, k = i / (2u * 64u * 128u);
+    const float eps = setting_eps[k], max = setting_max[k];
+    const int usable = max >= 64.0f && max <= 65536.0f && eps <= 0x1p-16f;
+    /* the ends of [2^-16, 2^-4) and random scales between */
+    const uint32_t h = mix32(i * 0x9E3779B9u + 5u);
+    const float sf_m = j == 0 ? 0x1p-16f : j == 1 ? 0x1.fffffep-5f : __uint_as_float((111u + h % 12u) << 23 | (mix32(h) & 0x7FFFFFu));
+    const divide_table_range range = divide_table_bounds(eps, max, (int)ue8m0);
+    const uint32_t floor = divide_table_floor(m, sf_m, range);
+    const uint32_t lo = __float_as_uint(fmaxf(eps, 0x1p-60f));
+    const float sf_min = fmaxf(eps, ue8m0 ? 0x1p-32f : 0.0f);
+    unsigned long long wrong = 0, served = 0;
+    for (uint32_t e = 0; e < 256u; e++) {
+        const uint32_t raw = e << 23 | m << 16;
+        const float sf = ldexpf(sf_m, (int)e - 127);
+        const int want = usable && raw >= lo && raw < 0x7F800000u && sf >= sf_min;
+        const int got = raw - floor < 0x7F800000u - floor;
+        wrong += got != want;
+        served += got;
+    }
+    if (wrong) {
+        atomicAdd(&bad[0], wrong);
+        atomicMin(&bad[3], (unsigned long long)i + 1ull);
+    }
+    if (served) atomicAdd(&bad[usable ? 1 : 2], served);
+}
+
 int main(void)
 {
     if (!gpu_test_have_device("skipped")) return TEST_SKIP;
@@ -164,6 +213,20 @@ int main(void)
             printf("FAIL: %s: no tie met, the midpoint path went untested\n", fmt);
             failed = 1;
         }
+    }
+    unsigned long long t[4] = {0ull, 0ull, 0ull, ~0ull};
+    if (gpu_test_counters(t, 4, [&](unsigned long long *d) {
+            sweep_table_floor<<<(NSETTINGS * 2 * 64 * 128 + 255) / 256, 256>>>(d);
+        }))
+        return 1;
+    printf("scale table floor, %d settings x 2 roundings x 64 entry scales x every BF16 raw max: %llu disagree with "
+           "the bounds, %llu served (usable settings), %llu served (unusable)",
+           NSETTINGS, t[0], t[1], t[2]);
+    if (t[0]) printf(" (first: index %llu)", t[3] - 1ull);
+    printf("\n");
+    if (t[0] || !t[1] || t[2]) {
+        printf("FAIL: the scale table's floor does not follow its bounds\n");
+        failed = 1;
     }
     return failed;
 }

@@ -108,12 +108,12 @@ __device__ __forceinline__ uint32_t divide_table_floor(uint32_t m, float sf_m, c
 __device__ __forceinline__ int divide_scale_from_table(uint32_t raw, const float4 *tab, divide_scale *d)
 {
     const float4 t = tab[(raw >> 16) & 0x7Fu];
-    const uint32_t floor = __float_as_uint(t.w);
+    const uint32_t least = __float_as_uint(t.w);
     const int e23 = (int)(raw & 0x7F800000u) - 0x3F800000; /* e << 23 */
     d->sf = __int_as_float(__float_as_int(t.x) + e23);
     d->r_lo = __int_as_float(__float_as_int(t.y) - e23);
     d->r_hi = __int_as_float(__float_as_int(t.z) - e23);
-    return raw - floor < 0x7F800000u - floor; /* floor <= raw < Inf */
+    return raw - least < 0x7F800000u - least; /* least <= raw < Inf */
 }
 
 /* Where RN(|x| / sf) lies against m, a float32 with an even significand, at least 2^-17 and

@@ -169,7 +169,7 @@ __global__ void sweep_table_floor(unsigned long long *bad)
     const uint32_t h = mix32(i * 0x9E3779B9u + 5u);
     const float sf_m = j == 0 ? 0x1p-16f : j == 1 ? 0x1.fffffep-5f : __uint_as_float((111u + h % 12u) << 23 | (mix32(h) & 0x7FFFFFu));
     const divide_table_range range = divide_table_bounds(eps, max, (int)ue8m0);
-    const uint32_t floor = divide_table_floor(m, sf_m, range);
+    const uint32_t least = divide_table_floor(m, sf_m, range);
     const uint32_t lo = __float_as_uint(fmaxf(eps, 0x1p-60f));
     const float sf_min = fmaxf(eps, ue8m0 ? 0x1p-32f : 0.0f);
     unsigned long long wrong = 0, served = 0;
@@ -177,7 +177,7 @@ __global__ void sweep_table_floor(unsigned long long *bad)
         const uint32_t raw = e << 23 | m << 16;
         const float sf = ldexpf(sf_m, (int)e - 127);
         const int want = usable && raw >= lo && raw < 0x7F800000u && sf >= sf_min;
-        const int got = raw - floor < 0x7F800000u - floor;
+        const int got = raw - least < 0x7F800000u - least;
         wrong += got != want;
         served += got;
     }

@@ -11,12 +11,14 @@
  *   - NVFP4 SR is unbiased for values whose fraction has 8 bits (TE uses one byte per element);
  *   - the same bits on 1 and 4 threads; exact statistics merging in any order;
  *   - shape rules (torchao requires K % 32, TE pads) and the BF16 input check;
- *   - vLLM's scale rules scale with the BF16 amax's power of two inside the bounds that the GPU's
- *     table (gpu/divide_fast.cuh divide_scale_from_table) relies on. */
+ *   - vLLM's scale rules, and block FP8's multiplying rules (TE, DeepGEMM), scale with the BF16
+ *     amax's power of two inside the bounds that the GPU's tables (gpu/divide_fast.cuh
+ *     divide_scale_from_table, gpu/block_rows_fast_kernel.cuh fp8_block_scale_from_table) rely on. */
 #include "fpsim_block.h"
 #include "fpsim_core_types.h"
 #include "test_util.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -585,6 +587,75 @@ static void vllm_scale_power_of_two(void)
     free(x);
 }
 
+/* Block FP8's multiplying rules (TE's scale and its power-of-two truncation, DeepGEMM's sf and its
+ * UE8M0 rounding up) give, for a BF16 block amax M 2^e, an element multiplier mult(M) 2^-e and a
+ * scale_inv scale_inv(M) 2^e wherever amax >= max(eps, 2^-100), given a format max in [64, 65536]
+ * and eps <= 1: the premise of the GPU kernels' BF16 scale table for these rules
+ * (gpu/block_rows_fast_kernel.cuh fp8_block_table_least). Checked on every positive finite BF16
+ * amax against the CPU emulator's scale_inv and the multiplier as the library forms it (TE:
+ * fpsim_fp8_te_scale; DeepGEMM: RN(1 / sf)); below 2^-100 with eps = 0 the law must fail
+ * somewhere (TE's scale overflows), so the bound is needed and the check can see a failure. */
+static void fp8_block_scale_power_of_two(void)
+{
+    static const char *const schemes[] = {
+        "fp8-block",                          "fp8-block:scale=te-fp32",          "fp8-block:scale=deepgemm-fp32",
+        "fp8-block:scale=deepgemm-ue8m0",     "fp8-block:fmt=e5m2",               "fp8-block:fmt=e5m2,scale=deepgemm-fp32",
+        "fp8-block:scale=te-fp32,eps=1e-20", "fp8-block:scale=deepgemm-ue8m0,eps=0", "fp8-block:scale=te-fp32,eps=1",
+    };
+    const size_t rows = 0x7F7F, cols = 128; /* row r: BF16 pattern r + 1 as the block's amax */
+    float *x = calloc(rows * cols, sizeof(float));
+    if (!x) {
+        test_fail(&tc, "fp8-block scale law: out of memory");
+        return;
+    }
+    for (size_t r = 0; r < rows; r++) {
+        x[r * cols] = test_f32_from_bits((uint32_t)(r + 1) << 16);
+        x[r * cols + 1 + r % 127] = -0.5f * x[r * cols];
+    }
+    for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++) {
+        fpsim_scheme s = scheme(schemes[k]);
+        fpsim_qtensor q;
+        memset(&q, 0, sizeof q);
+        if (fpsim_block_quantize(&q, &s, x, rows, cols, NULL) != FPSIM_OK || q.scols != 1) {
+            test_fail(&tc, "%s: %s", schemes[k], fpsim_last_error());
+            fpsim_qtensor_free(&q);
+            continue;
+        }
+        const int te = s.scale == FPSIM_FP8B_TE_POW2 || s.scale == FPSIM_FP8B_TE_FP32;
+        const float fmax = s.elem == FPSIM_E5M2 ? 57344.0f : 448.0f, eps = s.eps;
+        TEST_CHECK(&tc, eps <= 1.0f, "%s: eps %g above the table's 1", schemes[k], (double)eps);
+        float mults[2]; /* the multiplier as the library forms it, of amax and of M */
+        size_t checked = 0, bad = 0, bad_below = 0;
+        for (size_t r = 0; r < rows; r++) {
+            const uint32_t bits = (uint32_t)(r + 1) << 16;
+            const float amax = test_f32_from_bits(bits);
+            const int e = (int)(bits >> 23) - 127;
+            const size_t rm = ((bits & 0x007F0000u) | 0x3F800000u) >> 16; /* M's pattern */
+            const float inv = q.scale_inv[r], inv_m = q.scale_inv[rm - 1];
+            for (int j = 0; j < 2; j++) {
+                const float a = j ? test_f32_from_bits((uint32_t)rm << 16) : amax;
+                const float sinv = j ? inv_m : inv;
+                mults[j] = te ? fpsim_fp8_te_scale(a, fmax, s.scale == FPSIM_FP8B_TE_POW2, eps, FLT_MAX) : 1.0f / sinv;
+            }
+            const int fails = test_f32_bits(inv) != test_f32_bits(ldexpf(inv_m, e)) ||
+                              test_f32_bits(mults[0]) != test_f32_bits(ldexpf(mults[1], -e));
+            if (amax >= fmaxf(eps, 0x1p-100f)) {
+                bad += fails;
+                checked++;
+            } else {
+                bad_below += fails;
+            }
+        }
+        test_count(&tc, checked);
+        TEST_CHECK(&tc, bad == 0 && checked >= 128 * 128, "%s: %zu mismatches over %zu BF16 amaxes: the power-of-two law fails",
+                   schemes[k], bad, checked);
+        if (eps == 0.0f && te)
+            TEST_CHECK(&tc, bad_below > 0, "%s: the law holds under 2^-100 too: the check cannot see a failure", schemes[k]);
+        fpsim_qtensor_free(&q);
+    }
+    free(x);
+}
+
 int main(void)
 {
     cublas_layouts();
@@ -596,5 +667,6 @@ int main(void)
     threads_and_stats();
     shapes_and_inputs();
     vllm_scale_power_of_two();
+    fp8_block_scale_power_of_two();
     return test_summary(&tc);
 }

@@ -100,51 +100,15 @@ __device__ __forceinline__ uint32_t mx_code_entry(const qargs &a, uint32_t e)
  *  - block FP8 under vLLM's dividing rules from BF16 (DIV = 1): tab[m] = (sf, r-, r+) of the BF16
  *    amax 1 + m / 128 by scale_of_tile and divide_scale_of, and the least raw max that entry
  *    serves (divide_table_floor, from the kernel's arguments alone), for divide_scale_from_table
- *    (128 entries, run 220);
- *  - block FP8 under the multiplying rules from BF16 (DIV = 0: TE's, DeepGEMM's): tab[m] =
- *    (element multiplier, scale_inv) of the amax 1 + m / 128 by scale_of_tile, and the least raw
- *    max the entry serves (fp8_block_table_least), for fp8_block_scale_from_table (128 entries).
+ *    (128 entries, run 220).
  * Other kinds have no table. Ends with a barrier: call it where every thread of the CTA arrives. */
 template <int KIND, int BF16 = 0, int DIV = 0> struct scale_table_size {
     enum {
         N = KIND == FPSIM_KIND_NVFP4 || KIND == FPSIM_KIND_MX ? 256
-            : KIND == FPSIM_KIND_FP8_BLOCK && BF16 && DIV >= 0 ? 128
+            : KIND == FPSIM_KIND_FP8_BLOCK && BF16 && DIV == 1 ? 128
                                                                 : 1
     };
 };
-
-/* Block FP8's multiplying rules from a BF16 amax M 2^e (M = 1 + m / 128): TE's scale RN(max /
- * amax), its power-of-two truncation, scale_inv RN(1 / scale), and DeepGEMM's sf = RN(amax
- * RN(1 / max)), its rounding up to a power of two and RN(1 / sf), all give mult(M 2^e) =
- * mult(M) 2^-e and scale_inv(M 2^e) = scale_inv(M) 2^e wherever no clamp acts and every value is
- * normal: a power-of-two factor is exact there and commutes with RN, with the truncation and with
- * the rounding up. Bounds, for max in [64, 65536] and eps <= 1 (so no clamp acts on the entries'
- * [1, 2)): amax >= max(eps, 2^-100) (the eps clamps of both rules do nothing) and amax < 2^128 put
- * TE's scale max / amax in (2^-122, 2^116] and DeepGEMM's sf in [2^-116, 2^122] (the UE8M0 byte in
- * [11, 250], inside its clamp to [1, 254]): all normal, and so are their reciprocals, and no scale
- * overflows to TE's value for Inf. The least raw max with mantissa m at or above that floor is the
- * entry's bound; Inf bits where none or where the table is unusable.
- * tests/blocks/test_block_props.c checks the law inside these bounds on every positive BF16 amax
- * against the CPU emulator's scales. */
-__device__ __forceinline__ uint32_t fp8_block_table_least(uint32_t m, float eps, float max)
-{
-    if (!(max >= 64.0f && max <= 65536.0f && eps <= 1.0f)) return FPSIM_F32_INF_BITS; /* a NaN eps too */
-    const uint32_t eps_bits = eps > 0.0f ? __float_as_uint(eps) : 0u;
-    const uint32_t lo = eps_bits > (27u << 23) ? eps_bits : (27u << 23); /* 2^-100 */
-    const uint32_t e = (lo >> 23) + (((lo >> 23) << 23 | m << 16) < lo ? 1u : 0u);
-    return e >= 255u ? FPSIM_F32_INF_BITS : e << 23 | m << 16;
-}
-/* 1 and *ts where the table serves the tile whose BF16 raw max of |x| bits is raw. */
-__device__ __forceinline__ int fp8_block_scale_from_table(uint32_t raw, const float4 *tab, tile_scale *ts)
-{
-    const float4 t = tab[(raw >> 16) & 0x7Fu];
-    const uint32_t least = __float_as_uint(t.w);
-    const int e23 = (int)(raw & 0x7F800000u) - 0x3F800000; /* e << 23 */
-    ts->code = 0;
-    ts->mult = __int_as_float(__float_as_int(t.x) - e23);
-    ts->inv = __int_as_float(__float_as_int(t.y) + e23);
-    return raw - least < FPSIM_F32_INF_BITS - least; /* least <= raw < Inf */
-}
 template <int KIND, int BF16, int DIV = 0>
 __device__ __forceinline__ void scale_table_fill(float4 *tab, const qargs &a, float s_dec)
 {
@@ -157,14 +121,6 @@ __device__ __forceinline__ void scale_table_fill(float4 *tab, const qargs &a, fl
             /* entries the table bounds never reach may be out of divide_scale_of's range: unused */
             const divide_scale d = divide_scale_of(sf);
             tab[m] = make_float4(d.sf, d.r_lo, d.r_hi, __uint_as_float(divide_table_floor(m, d.sf, range)));
-        }
-        (void)s_dec;
-        __syncthreads();
-    } else if constexpr (KIND == FPSIM_KIND_FP8_BLOCK && BF16 && DIV == 0) {
-        const float tv[6] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f}; /* not read by the block FP8 rules */
-        for (uint32_t m = threadIdx.x; m < 128u; m += blockDim.x) {
-            const tile_scale ts = scale_of_tile<KIND>(a, 0x3F800000u | (m << 16), tv);
-            tab[m] = make_float4(ts.mult, ts.inv, 0.f, __uint_as_float(fp8_block_table_least(m, a.eps, a.fp8max)));
         }
         (void)s_dec;
         __syncthreads();
@@ -391,10 +347,7 @@ __device__ __forceinline__ v7_scale scale_tile16(const qargs &a, uint32_t raw, c
             return s;
         }
     }
-    if constexpr (KIND == FPSIM_KIND_FP8_BLOCK && BF16 && DIV == 0) {
-        /* the multiplying rules from BF16: the table where its bounds hold, else the rule */
-        if (!fp8_block_scale_from_table(raw, tab, &s.ts)) s.ts = scale_of_tile<KIND>(a, raw, tv);
-    } else if (KIND == FPSIM_KIND_NVFP4 && raw < FPSIM_F32_INF_BITS)
+    if (KIND == FPSIM_KIND_NVFP4 && raw < FPSIM_F32_INF_BITS)
         s.ts = nvfp4_te_scale_tab(__uint_as_float(raw), te_mul, tab);
     else if (KIND == FPSIM_KIND_MX)
         s.ts = mx_scale_tab<BF16>(a, raw, tab, &s.plain);

@@ -12,8 +12,9 @@
  *   - the same bits on 1 and 4 threads; exact statistics merging in any order;
  *   - shape rules (torchao requires K % 32, TE pads) and the BF16 input check;
  *   - vLLM's scale rules, and block FP8's multiplying rules (TE, DeepGEMM), scale with the BF16
- *     amax's power of two inside the bounds that the GPU's tables (gpu/divide_fast.cuh
- *     divide_scale_from_table, gpu/block_rows_fast_kernel.cuh fp8_block_scale_from_table) rely on. */
+ *     amax's power of two inside the bounds that the GPU's scale tables rely on (gpu/divide_fast.cuh
+ *     divide_scale_from_table; for the multiplying rules the table of
+ *     gpu/results/probe-fp8-table.diff, built but not yet run on a GPU). */
 #include "fpsim_block.h"
 #include "fpsim_core_types.h"
 #include "test_util.h"
@@ -590,8 +591,9 @@ static void vllm_scale_power_of_two(void)
 /* Block FP8's multiplying rules (TE's scale and its power-of-two truncation, DeepGEMM's sf and its
  * UE8M0 rounding up) give, for a BF16 block amax M 2^e, an element multiplier mult(M) 2^-e and a
  * scale_inv scale_inv(M) 2^e wherever amax >= max(eps, 2^-100), given a format max in [64, 65536]
- * and eps <= 1: the premise of the GPU kernels' BF16 scale table for these rules
- * (gpu/block_rows_fast_kernel.cuh fp8_block_table_least). Checked on every positive finite BF16
+ * and eps <= 1: the premise of a BF16 scale table for these rules in kernels v7 and v8
+ * (fp8_block_table_least in gpu/results/probe-fp8-table.diff, not yet on main: it awaits a device
+ * run). Checked on every positive finite BF16
  * amax against the CPU emulator's scale_inv and the multiplier as the library forms it (TE:
  * fpsim_fp8_te_scale; DeepGEMM: RN(1 / sf)); below 2^-100 with eps = 0 the law must fail
  * somewhere (TE's scale overflows), so the bound is needed and the check can see a failure. */

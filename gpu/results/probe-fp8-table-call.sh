@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run 226: the working tree's bundle (H: block FP8's multiplying rules from BF16 take a tile's
+# Not run yet (no device time left on 2026-12-08): for a bundle built with
+# gpu/results/probe-fp8-table.diff applied (H: block FP8's multiplying rules from BF16 take a tile's
 # multiplier and scale_inv from a 128-entry table, fp8_block_scale_from_table): ctest -L gpu,
 # verify; then ab.sh 3 rounds of every
 # fp8-block case against HB (run 223's build, verified there, so AB_VERIFY=0)

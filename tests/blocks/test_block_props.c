@@ -528,6 +528,35 @@ static void cublas_layouts(void)
     free(x);
 }
 
+/* The two power-of-two law checks below quantize one 128-wide block per positive finite BF16
+ * value: row r holds pattern r + 1 as its amax and a smaller element, of either sign. */
+enum { SWEEP_ROWS = 0x7F7F, SWEEP_COLS = 128 };
+static float *bf16_amax_blocks(void)
+{
+    float *x = calloc((size_t)SWEEP_ROWS * SWEEP_COLS, sizeof(float));
+    if (!x) {
+        test_fail(&tc, "BF16 amax blocks: out of memory");
+        return NULL;
+    }
+    for (size_t r = 0; r < SWEEP_ROWS; r++) {
+        x[r * SWEEP_COLS] = test_f32_from_bits((uint32_t)(r + 1) << 16);
+        x[r * SWEEP_COLS + 1 + r % 127] = -0.5f * x[r * SWEEP_COLS];
+    }
+    return x;
+}
+/* 1 with *s and *q (one scale per row) where scheme text quantizes the blocks; else a failure. */
+static int quantize_amax_blocks(fpsim_qtensor *q, fpsim_scheme *s, const char *text, const float *x)
+{
+    *s = scheme(text);
+    memset(q, 0, sizeof *q);
+    if (fpsim_block_quantize(q, s, x, SWEEP_ROWS, SWEEP_COLS, NULL) != FPSIM_OK || q->scols != 1) {
+        test_fail(&tc, "%s: %s", text, fpsim_last_error());
+        fpsim_qtensor_free(q);
+        return 0;
+    }
+    return 1;
+}
+
 /* vLLM's dividing rules give, for a BF16 block amax M 2^e (M in [1, 2)), sf(M 2^e) = sf(M) 2^e and
  * RN(1 / sf) and its two bracketing multiples scaled by 2^-e alike, wherever amax >= max(2^-60,
  * eps), sf >= eps and, for the UE8M0 rounding, sf >= 2^-32, given a format max in [64, 65536] and
@@ -540,31 +569,18 @@ static void vllm_scale_power_of_two(void)
         "fp8-block:fmt=e5m2,scale=vllm-cuda", "fp8-block:fmt=e5m2,scale=vllm-native",
         "fp8-block:scale=vllm-cuda,eps=0",    "fp8-block:scale=vllm-native,eps=1.5e-5",
     };
-    const size_t rows = 0x7F7F, cols = 128; /* row r: BF16 pattern r + 1 as the block's amax */
-    float *x = calloc(rows * cols, sizeof(float));
-    if (!x) {
-        test_fail(&tc, "vllm scale law: out of memory");
-        return;
-    }
-    for (size_t r = 0; r < rows; r++) {
-        x[r * cols] = test_f32_from_bits((uint32_t)(r + 1) << 16);
-        x[r * cols + 1 + r % 127] = -0.5f * x[r * cols]; /* a smaller element, of either sign */
-    }
+    float *x = bf16_amax_blocks();
+    if (!x) return;
     for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++) {
-        fpsim_scheme s = scheme(schemes[k]);
+        fpsim_scheme s;
         fpsim_qtensor q;
-        memset(&q, 0, sizeof q);
-        if (fpsim_block_quantize(&q, &s, x, rows, cols, NULL) != FPSIM_OK || q.scols != 1) {
-            test_fail(&tc, "%s: %s", schemes[k], fpsim_last_error());
-            fpsim_qtensor_free(&q);
-            continue;
-        }
+        if (!quantize_amax_blocks(&q, &s, schemes[k], x)) continue;
         const float eps = s.eps;
         const int ue8m0 = strstr(schemes[k], "ue8m0") != NULL;
         TEST_CHECK(&tc, eps <= 0x1p-16f, "%s: eps %g above the table's 2^-16", schemes[k], (double)eps);
         const float amax_lo = fmaxf(0x1p-60f, eps), sf_min = fmaxf(eps, ue8m0 ? 0x1p-32f : 0.0f);
         size_t checked = 0, bad = 0;
-        for (size_t r = 0; r < rows; r++) {
+        for (size_t r = 0; r < SWEEP_ROWS; r++) {
             const uint32_t bits = (uint32_t)(r + 1) << 16;
             const float amax = test_f32_from_bits(bits);
             if (amax < amax_lo) continue;
@@ -604,31 +620,18 @@ static void fp8_block_scale_power_of_two(void)
         "fp8-block:scale=deepgemm-ue8m0",     "fp8-block:fmt=e5m2",               "fp8-block:fmt=e5m2,scale=deepgemm-fp32",
         "fp8-block:scale=te-fp32,eps=1e-20", "fp8-block:scale=deepgemm-ue8m0,eps=0", "fp8-block:scale=te-fp32,eps=1",
     };
-    const size_t rows = 0x7F7F, cols = 128; /* row r: BF16 pattern r + 1 as the block's amax */
-    float *x = calloc(rows * cols, sizeof(float));
-    if (!x) {
-        test_fail(&tc, "fp8-block scale law: out of memory");
-        return;
-    }
-    for (size_t r = 0; r < rows; r++) {
-        x[r * cols] = test_f32_from_bits((uint32_t)(r + 1) << 16);
-        x[r * cols + 1 + r % 127] = -0.5f * x[r * cols];
-    }
+    float *x = bf16_amax_blocks();
+    if (!x) return;
     for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++) {
-        fpsim_scheme s = scheme(schemes[k]);
+        fpsim_scheme s;
         fpsim_qtensor q;
-        memset(&q, 0, sizeof q);
-        if (fpsim_block_quantize(&q, &s, x, rows, cols, NULL) != FPSIM_OK || q.scols != 1) {
-            test_fail(&tc, "%s: %s", schemes[k], fpsim_last_error());
-            fpsim_qtensor_free(&q);
-            continue;
-        }
+        if (!quantize_amax_blocks(&q, &s, schemes[k], x)) continue;
         const int te = s.scale == FPSIM_FP8B_TE_POW2 || s.scale == FPSIM_FP8B_TE_FP32;
         const float fmax = s.elem == FPSIM_E5M2 ? 57344.0f : 448.0f, eps = s.eps;
         TEST_CHECK(&tc, eps <= 1.0f, "%s: eps %g above the table's 1", schemes[k], (double)eps);
         float mults[2]; /* the multiplier as the library forms it, of amax and of M */
         size_t checked = 0, bad = 0, bad_below = 0;
-        for (size_t r = 0; r < rows; r++) {
+        for (size_t r = 0; r < SWEEP_ROWS; r++) {
             const uint32_t bits = (uint32_t)(r + 1) << 16;
             const float amax = test_f32_from_bits(bits);
             const int e = (int)(bits >> 23) - 127;

@@ -609,9 +609,9 @@ static void vllm_scale_power_of_two(void)
  * scale_inv scale_inv(M) 2^e wherever amax >= max(eps, 2^-100), given a format max in [64, 65536]
  * and eps <= 1: the premise of a BF16 scale table for these rules in kernels v7 and v8
  * (fp8_block_table_least in gpu/results/probe-fp8-table.diff, not yet on main: it awaits a device
- * run). Checked on every positive finite BF16
- * amax against the CPU emulator's scale_inv and the multiplier as the library forms it (TE:
- * fpsim_fp8_te_scale; DeepGEMM: RN(1 / sf)); below 2^-100 with eps = 0 the law must fail
+ * run). Checked on every positive finite BF16 amax against the CPU emulator's scale_inv and the
+ * multiplier as the library forms it (TE: fpsim_fp8_te_scale; DeepGEMM: RN(1 / sf)); below
+ * 2^-100 with eps = 0 the law must fail
  * somewhere (TE's scale overflows), so the bound is needed and the check can see a failure. */
 static void fp8_block_scale_power_of_two(void)
 {

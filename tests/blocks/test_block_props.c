@@ -613,6 +613,15 @@ static void vllm_scale_power_of_two(void)
  * multiplier as the library forms it (TE: fpsim_fp8_te_scale; DeepGEMM: RN(1 / sf)); below
  * 2^-100 with eps = 0 the law must fail
  * somewhere (TE's scale overflows), so the bound is needed and the check can see a failure. */
+/* Block FP8's element multiplier as the library forms it from a block's amax and its scale_inv:
+ * TE's scale (fpsim_fp8_te_scale), DeepGEMM's RN(1 / sf). */
+static float library_fp8_mult(const fpsim_scheme *s, float amax, float scale_inv)
+{
+    const float fmax = s->elem == FPSIM_E5M2 ? 57344.0f : 448.0f;
+    if (s->scale == FPSIM_FP8B_TE_POW2 || s->scale == FPSIM_FP8B_TE_FP32)
+        return fpsim_fp8_te_scale(amax, fmax, s->scale == FPSIM_FP8B_TE_POW2, s->eps, FLT_MAX);
+    return 1.0f / scale_inv;
+}
 static void fp8_block_scale_power_of_two(void)
 {
     static const char *const schemes[] = {
@@ -627,9 +636,8 @@ static void fp8_block_scale_power_of_two(void)
         fpsim_qtensor q;
         if (!quantize_amax_blocks(&q, &s, schemes[k], x)) continue;
         const int te = s.scale == FPSIM_FP8B_TE_POW2 || s.scale == FPSIM_FP8B_TE_FP32;
-        const float fmax = s.elem == FPSIM_E5M2 ? 57344.0f : 448.0f, eps = s.eps;
+        const float eps = s.eps;
         TEST_CHECK(&tc, eps <= 1.0f, "%s: eps %g above the table's 1", schemes[k], (double)eps);
-        float mults[2]; /* the multiplier as the library forms it, of amax and of M */
         size_t checked = 0, bad = 0, bad_below = 0;
         for (size_t r = 0; r < SWEEP_ROWS; r++) {
             const uint32_t bits = (uint32_t)(r + 1) << 16;
@@ -637,13 +645,10 @@ static void fp8_block_scale_power_of_two(void)
             const int e = (int)(bits >> 23) - 127;
             const size_t rm = ((bits & 0x007F0000u) | 0x3F800000u) >> 16; /* M's pattern */
             const float inv = q.scale_inv[r], inv_m = q.scale_inv[rm - 1];
-            for (int j = 0; j < 2; j++) {
-                const float a = j ? test_f32_from_bits((uint32_t)rm << 16) : amax;
-                const float sinv = j ? inv_m : inv;
-                mults[j] = te ? fpsim_fp8_te_scale(a, fmax, s.scale == FPSIM_FP8B_TE_POW2, eps, FLT_MAX) : 1.0f / sinv;
-            }
+            const float mult = library_fp8_mult(&s, amax, inv);
+            const float mult_m = library_fp8_mult(&s, test_f32_from_bits((uint32_t)rm << 16), inv_m);
             const int fails = test_f32_bits(inv) != test_f32_bits(ldexpf(inv_m, e)) ||
-                              test_f32_bits(mults[0]) != test_f32_bits(ldexpf(mults[1], -e));
+                              test_f32_bits(mult) != test_f32_bits(ldexpf(mult_m, -e));
             if (amax >= fmaxf(eps, 0x1p-100f)) {
                 bad += fails;
                 checked++;
